@@ -1,0 +1,111 @@
+package fsview
+
+import (
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Mem is an in-memory FS for tests. Build it with NewMem.
+type Mem struct {
+	nodes map[string]memNode
+}
+
+type memNode struct {
+	mode   fs.FileMode
+	target string
+	size   int64
+}
+
+// NewMem builds a tree from a spec: each key is an absolute path; a value of
+// "dir" makes a directory, "file" an empty regular file, "-> T" a symlink to T,
+// and "unreadable" a directory whose listing fails with EACCES. Parents are
+// created as directories.
+func NewMem(spec map[string]string) *Mem {
+	m := &Mem{nodes: map[string]memNode{"/": {mode: fs.ModeDir | 0o755}}}
+	keys := make([]string, 0, len(spec))
+	for k := range spec {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		p := filepath.Clean(k)
+		for d := filepath.Dir(p); d != "/"; d = filepath.Dir(d) {
+			if _, ok := m.nodes[d]; !ok {
+				m.nodes[d] = memNode{mode: fs.ModeDir | 0o755}
+			}
+		}
+		v := spec[k]
+		switch {
+		case v == "dir":
+			m.nodes[p] = memNode{mode: fs.ModeDir | 0o755}
+		case v == "unreadable":
+			m.nodes[p] = memNode{mode: fs.ModeDir}
+		case v == "file":
+			m.nodes[p] = memNode{mode: 0o644}
+		case strings.HasPrefix(v, "-> "):
+			m.nodes[p] = memNode{mode: fs.ModeSymlink | 0o777, target: strings.TrimPrefix(v, "-> ")}
+		default:
+			panic("fsview.NewMem: bad spec value " + v)
+		}
+	}
+	return m
+}
+
+// Lstat implements FS.
+func (m *Mem) Lstat(name string) (fs.FileInfo, error) {
+	n, ok := m.nodes[name]
+	if !ok {
+		if parent, ok := m.nodes[filepath.Dir(name)]; ok && !parent.mode.IsDir() {
+			return nil, &fs.PathError{Op: "lstat", Path: name, Err: syscall.ENOTDIR}
+		}
+		return nil, &fs.PathError{Op: "lstat", Path: name, Err: fs.ErrNotExist}
+	}
+	return memInfo{name: filepath.Base(name), n: n}, nil
+}
+
+// ReadDir implements FS.
+func (m *Mem) ReadDir(name string) ([]fs.DirEntry, error) {
+	n, ok := m.nodes[name]
+	if !ok {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrNotExist}
+	}
+	if !n.mode.IsDir() {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: syscall.ENOTDIR}
+	}
+	if n.mode.Perm() == 0 {
+		return nil, &fs.PathError{Op: "readdir", Path: name, Err: fs.ErrPermission}
+	}
+	var out []fs.DirEntry
+	for p, c := range m.nodes {
+		if p != "/" && filepath.Dir(p) == name {
+			out = append(out, fs.FileInfoToDirEntry(memInfo{name: filepath.Base(p), n: c}))
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
+	return out, nil
+}
+
+// Readlink implements FS.
+func (m *Mem) Readlink(name string) (string, error) {
+	n, ok := m.nodes[name]
+	if !ok || n.mode&fs.ModeSymlink == 0 {
+		return "", &fs.PathError{Op: "readlink", Path: name, Err: syscall.EINVAL}
+	}
+	return n.target, nil
+}
+
+type memInfo struct {
+	name string
+	n    memNode
+}
+
+func (i memInfo) Name() string       { return i.name }
+func (i memInfo) Size() int64        { return i.n.size }
+func (i memInfo) Mode() fs.FileMode  { return i.n.mode }
+func (i memInfo) ModTime() time.Time { return time.Time{} }
+func (i memInfo) IsDir() bool        { return i.n.mode.IsDir() }
+func (i memInfo) Sys() any           { return nil }
