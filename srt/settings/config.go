@@ -1,0 +1,148 @@
+package settings
+
+import (
+	"net/netip"
+
+	"github.com/srt-sandbox/decider/policy"
+)
+
+// Config is a validated settings file. The zero value is not meaningful; use
+// Default or Parse.
+type Config struct {
+	Network     Network
+	Filesystem  Filesystem
+	Credentials Credentials
+
+	// IgnoreViolations maps a command-text substring ("*" for every command)
+	// to substrings of violation lines that are not recorded.
+	IgnoreViolations map[string][]string
+
+	EnableWeakerNestedSandbox bool
+	AllowNestedUserNamespaces bool
+	MandatoryDenySearchDepth  int
+	BwrapPath                 string
+	GitSafeDirectories        []string
+
+	// Ignored lists the keys that were accepted but have no effect on Linux
+	// (macOS and Windows settings, and settings of the reference's own helper
+	// programs), as dotted paths, so callers can say so in debug output.
+	Ignored []string
+}
+
+// Network is the network section.
+type Network struct {
+	AllowedDomains      []string
+	DeniedDomains       []string
+	DeniedDomainReasons map[string]string
+	// Lists is AllowedDomains, DeniedDomains and DeniedDomainReasons parsed.
+	Lists                   *policy.Lists
+	StrictAllowlist         bool
+	DeniedResolvedAddresses []netip.Prefix
+	AllowAllUnixSockets     bool
+	HTTPProxyPort           int
+	SOCKSProxyPort          int
+	MitmProxy               *MitmProxy
+	ParentProxy             *ParentProxy
+	AllowPlaintextHeaderSet bool
+	StripResponseHeaders    []string
+	RefuseOpaqueTunnels     bool
+	RequireHostMatch        bool
+	AmbiguousRequestTarget  string
+	TLSTerminate            *TLSTerminate
+}
+
+// MitmProxy routes matching hosts through an upstream proxy on a Unix socket.
+type MitmProxy struct {
+	SocketPath string
+	Domains    []policy.Pattern
+}
+
+// ParentProxy is an upstream proxy for srt's own outbound connections.
+type ParentProxy struct {
+	HTTP, HTTPS, NoProxy string
+}
+
+// TLSTerminate configures TLS termination of CONNECT tunnels.
+type TLSTerminate struct {
+	CACertPath, CAKeyPath string
+	ExcludeDomains        []policy.Pattern
+	ExtraCACertPaths      []string
+	MaxTunnels            int
+	HandshakeTimeoutMs    int
+}
+
+// Filesystem is the filesystem section.
+type Filesystem struct {
+	Disabled       bool
+	DenyRead       []PathEntry
+	AllowRead      []PathEntry
+	AllowWrite     []PathEntry
+	DenyWrite      []PathEntry
+	AllowGitConfig bool
+}
+
+// PathEntry is one entry of a filesystem list: a path, a pattern, or (with
+// Literal) a path that is never read as a pattern.
+type PathEntry struct {
+	Path    string
+	Literal bool
+}
+
+// Credentials is the credentials section.
+type Credentials struct {
+	// Present is true when the file has a credentials object at all.
+	Present              bool
+	Files                []CredentialFile
+	EnvVars              []CredentialEnv
+	AllowPlaintextInject bool
+	AWSPairs             []AWSPair
+	SigV4                *SigV4
+}
+
+// CredentialEnv is one credentials.envVars entry.
+type CredentialEnv struct {
+	Name             string
+	Mode             string // "deny" or "mask"
+	Extract          string
+	OnExtractNoMatch string
+	Decode           string
+	MaskClaims       []string
+	InjectHosts      []policy.Pattern
+}
+
+// CredentialFile is one credentials.files entry.
+type CredentialFile struct {
+	Path             string
+	Mode             string
+	Extract          string
+	OnExtractNoMatch string
+	Decode           string
+	MaskClaims       []string
+	MaskDuplicates   bool
+	InjectHosts      []policy.Pattern
+}
+
+// AWSPair names the variables of one AWS key pair.
+type AWSPair struct {
+	AccessKeyIDVar, SecretAccessKeyVar, SessionTokenVar string
+}
+
+// SigV4 says what to do with AWS requests srt cannot re-sign.
+type SigV4 struct {
+	Streaming, Presigned, SigV4A string
+}
+
+// DefaultMandatoryDenySearchDepth is how deep below the working directory
+// srt looks for files it always protects from writes.
+const DefaultMandatoryDenySearchDepth = 3
+
+// Default is the configuration used when the default settings file does not
+// exist: no network, no writes outside the default write paths, reads
+// unrestricted.
+func Default() *Config {
+	lists, _ := policy.ParseLists(nil, nil, nil, false)
+	return &Config{
+		Network:                  Network{Lists: lists, AmbiguousRequestTarget: "refuse"},
+		MandatoryDenySearchDepth: DefaultMandatoryDenySearchDepth,
+	}
+}

@@ -1,0 +1,43 @@
+package settings
+
+import "fmt"
+
+// notYet is the message for a setting whose feature srt does not have yet.
+// Running without it would silently drop what the setting asks for, so the
+// file is refused instead.
+const notYet = "srt does not implement this setting yet, and running without it would drop what it asks for; remove it, or use the reference implementation for this file"
+
+// unimplemented refuses settings whose features are not built yet. Each
+// entry goes away when its feature lands.
+func (c *checker) unimplemented(cfg *Config, root *value) {
+	n := cfg.Network
+	net := root.get("network")
+	for _, key := range []string{
+		"deniedResolvedAddresses", "httpProxyPort", "socksProxyPort", "mitmProxy", "parentProxy",
+		"allowPlaintextHeaderSet", "stripResponseHeaders", "refuseOpaqueTunnels", "requireHostMatch",
+		"ambiguousRequestTarget", "tlsTerminate",
+	} {
+		if net.get(key) != nil {
+			c.add(path{"network", key}, "%s", notYet)
+		}
+	}
+	if len(n.AllowedDomains) > 0 {
+		c.add(path{"network", "allowedDomains"}, "network access through the proxy is not implemented by this version of srt, so the sandbox has no network at all; use an empty list for now")
+	}
+	for i, e := range cfg.Credentials.EnvVars {
+		if e.Mode == "mask" {
+			c.add(path{"credentials", "envVars", fmt.Sprint(i), "mode"}, `"mask" is not implemented by srt yet; use "deny" to keep the variable out of the sandbox`)
+		}
+	}
+	for i, f := range cfg.Credentials.Files {
+		if f.Mode == "mask" {
+			c.add(path{"credentials", "files", fmt.Sprint(i), "mode"}, `"mask" is not implemented by srt yet; use "deny" to keep the file out of the sandbox`)
+		}
+	}
+	cred := root.get("credentials")
+	for _, key := range []string{"awsPairs", "sigv4"} {
+		if cred != nil && cred.get(key) != nil {
+			c.add(path{"credentials", key}, "%s", notYet)
+		}
+	}
+}
