@@ -1,0 +1,65 @@
+package seccomp
+
+import (
+	"runtime"
+
+	"golang.org/x/sys/unix"
+)
+
+// Arch is a syscall ABI that Build can generate a program for.
+type Arch struct {
+	name  string
+	audit uint32 // AUDIT_ARCH_* value in seccomp_data.arch
+	// x32Bit, when non-zero, marks syscall numbers of a second ABI that shares
+	// this audit value (x32 on x86-64); calls with it set are refused.
+	x32Bit uint32
+	column int // index into sysnum's per-arch numbers
+}
+
+// The supported architectures.
+var (
+	ArchAMD64 = Arch{name: "amd64", audit: unix.AUDIT_ARCH_X86_64, x32Bit: 0x40000000, column: 0}
+	ArchARM64 = Arch{name: "arm64", audit: unix.AUDIT_ARCH_AARCH64, column: 1}
+)
+
+// String returns the Go name of the architecture.
+func (a Arch) String() string { return a.name }
+
+// Native returns the architecture of the running program, or false when srt
+// has no seccomp program for it.
+func Native() (Arch, bool) {
+	switch runtime.GOARCH {
+	case "amd64":
+		return ArchAMD64, true
+	case "arm64":
+		return ArchARM64, true
+	}
+	return Arch{}, false
+}
+
+// sysnum holds the number of every syscall a rule names, as {amd64, arm64}.
+// Numbers come from arch/x86/entry/syscalls/syscall_64.tbl and
+// include/uapi/asm-generic/unistd.h; numbers 425 and up are shared by all
+// architectures. They are written out (not taken from x/sys/unix) so the arm64
+// program can be built and golden-tested on amd64 and vice versa.
+var sysnum = map[string][2]uint32{
+	"socket":            {41, 198},
+	"io_uring_setup":    {425, 425},
+	"io_uring_enter":    {426, 426},
+	"io_uring_register": {427, 427},
+	"unshare":           {272, 97},
+	"clone":             {56, 220},
+	"clone3":            {435, 435},
+	"setns":             {308, 268},
+	"mount":             {165, 40},
+	"umount2":           {166, 39},
+	"pivot_root":        {155, 41},
+	"open_tree":         {428, 428},
+	"move_mount":        {429, 429},
+	"fsopen":            {430, 430},
+	"fsconfig":          {431, 431},
+	"fsmount":           {432, 432},
+	"fspick":            {433, 433},
+	"mount_setattr":     {442, 442},
+	"open_tree_attr":    {467, 467},
+}

@@ -1,0 +1,130 @@
+package seccomp
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// Options selects which rule tables go into the program.
+type Options struct {
+	BlockUnixSockets bool // socket(AF_UNIX/AF_VSOCK) and io_uring
+	BlockNamespaces  bool // new user/mount namespaces, setns, mounts
+}
+
+// ErrNoRules is returned by Build when Options selects nothing: the caller
+// must decide to install no filter rather than install an empty one.
+var ErrNoRules = errors.New("seccomp: no rules selected")
+
+// Offsets into struct seccomp_data (include/uapi/linux/seccomp.h).
+const (
+	offNr   = 0
+	offArch = 4
+	offArgs = 16 // args[i] at 16+8*i; its low word first (little-endian)
+)
+
+// Build compiles the rules selected by o into a seccomp program for a. The
+// program checks the ABI, then each rule in table order; any call no rule
+// refuses is allowed.
+func Build(a Arch, o Options) ([]unix.SockFilter, error) {
+	if a.audit == 0 {
+		return nil, fmt.Errorf("seccomp: build: unsupported architecture")
+	}
+	var rules []rule
+	if o.BlockUnixSockets {
+		rules = append(rules, unixSocketRules...)
+	}
+	if o.BlockNamespaces {
+		rules = append(rules, namespaceRules...)
+	}
+	if len(rules) == 0 {
+		return nil, ErrNoRules
+	}
+	prog, err := compile(a, rules)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: build %s: %w", a, err)
+	}
+	return prog, nil
+}
+
+// compile lays the program out as:
+//
+//	A = arch; if A != native: ENOSYS
+//	A = nr;   if nr & x32 bit: ENOSYS            (x86-64 only)
+//	per rule: if A == nr(rule) { [A = low32(arg); if !match: ALLOW] ERRNO }
+//	ALLOW
+//	one RET per errno used
+func compile(a Arch, rules []rule) ([]unix.SockFilter, error) {
+	var p asm
+	enosys := errnoLabel(unix.ENOSYS)
+	p.stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, offArch)
+	p.jump(unix.BPF_JEQ, a.audit, "", enosys)
+	p.stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, offNr)
+	if a.x32Bit != 0 {
+		p.jump(unix.BPF_JSET, a.x32Bit, enosys, "")
+	}
+	errnos := []unix.Errno{unix.ENOSYS}
+	seen := map[string]bool{}
+	for i, r := range rules {
+		nums, ok := sysnum[r.syscall]
+		if !ok {
+			return nil, fmt.Errorf("rule %d: no number for syscall %q", i, r.syscall)
+		}
+		if seen[r.syscall] {
+			// a second rule for the same number would never be reached
+			return nil, fmt.Errorf("rule %d: syscall %q named twice", i, r.syscall)
+		}
+		seen[r.syscall] = true
+		if !contains(errnos, r.errno) {
+			errnos = append(errnos, r.errno)
+		}
+		deny := errnoLabel(r.errno)
+		nr := nums[a.column]
+		if r.arg == nil {
+			p.jump(unix.BPF_JEQ, nr, deny, "")
+			continue
+		}
+		if err := r.arg.valid(); err != nil {
+			return nil, fmt.Errorf("rule %d (%s): %w", i, r.syscall, err)
+		}
+		next := fmt.Sprintf("after-%d", i)
+		p.jump(unix.BPF_JEQ, nr, "", next)
+		p.stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, uint32(offArgs+8*r.arg.index))
+		for _, v := range r.arg.anyOf {
+			p.jump(unix.BPF_JEQ, v, deny, "")
+		}
+		if r.arg.mask != 0 {
+			p.jump(unix.BPF_JSET, r.arg.mask, deny, "")
+		}
+		p.stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_ALLOW)
+		p.label(next)
+	}
+	p.stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_ALLOW)
+	for _, e := range errnos {
+		p.label(errnoLabel(e))
+		p.stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_ERRNO|(uint32(e)&unix.SECCOMP_RET_DATA))
+	}
+	return p.finish()
+}
+
+func (t *argTest) valid() error {
+	if t.index < 0 || t.index > 5 {
+		return fmt.Errorf("argument index %d out of range", t.index)
+	}
+	if (len(t.anyOf) == 0) == (t.mask == 0) {
+		return fmt.Errorf("argument test needs exactly one of anyOf and mask")
+	}
+	return nil
+}
+
+func errnoLabel(e unix.Errno) string { return "errno-" + unix.ErrnoName(e) }
+
+func contains(list []unix.Errno, e unix.Errno) bool {
+	for _, x := range list {
+		if x == e {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,113 @@
+package seccomp
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+// Regenerate the golden files with
+//
+//	go test ./srt/internal/seccomp -run TestGolden -update
+//
+// only after a deliberate change to the rule tables or to the program layout,
+// and review the diff instruction by instruction: these files are the
+// reviewed form of the filter. A diff you did not intend is a bug.
+var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current programs")
+
+var (
+	arches = []Arch{ArchAMD64, ArchARM64}
+	combos = []struct {
+		name string
+		opts Options
+	}{
+		{"unix", Options{BlockUnixSockets: true}},
+		{"namespaces", Options{BlockNamespaces: true}},
+		{"both", Options{BlockUnixSockets: true, BlockNamespaces: true}},
+	}
+)
+
+func TestGolden(t *testing.T) {
+	for _, a := range arches {
+		for _, c := range combos {
+			t.Run(a.String()+"-"+c.name, func(t *testing.T) {
+				prog, err := Build(a, c.opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := disasm(a, prog)
+				path := filepath.Join("testdata", a.String()+"-"+c.name+".golden")
+				if *update {
+					if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+						t.Fatal(err)
+					}
+					return
+				}
+				want, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatalf("%v (run with -update to create it)", err)
+				}
+				if got != string(want) {
+					t.Errorf("program for %s differs from %s:\n%s", c.name, path, got)
+				}
+			})
+		}
+	}
+}
+
+func TestBuildRefusesEmptyOptions(t *testing.T) {
+	for _, a := range arches {
+		if _, err := Build(a, Options{}); !errors.Is(err, ErrNoRules) {
+			t.Errorf("Build(%s, {}) error = %v, want ErrNoRules", a, err)
+		}
+	}
+	if _, err := Build(Arch{}, Options{BlockNamespaces: true}); err == nil {
+		t.Error("Build(zero Arch) succeeded")
+	}
+}
+
+// TestProgramShape checks what the kernel's verifier and the layout promise:
+// forward jumps inside the program, a RET at the end, the ABI check first.
+func TestProgramShape(t *testing.T) {
+	for _, a := range arches {
+		for _, c := range combos {
+			prog, err := Build(a, c.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for pc, in := range prog {
+				if in.Code&0x07 == 0x05 { // BPF_JMP
+					for _, off := range []uint8{in.Jt, in.Jf} {
+						if pc+1+int(off) >= len(prog) {
+							t.Errorf("%s/%s pc %d: jump past the end", a, c.name, pc)
+						}
+					}
+				}
+			}
+			if last := prog[len(prog)-1]; last.Code != 0x06 { // BPF_RET|BPF_K
+				t.Errorf("%s/%s: last instruction %#x is not RET", a, c.name, last.Code)
+			}
+			if prog[0].K != offArch || prog[1].K != a.audit {
+				t.Errorf("%s/%s: program does not start with the arch check", a, c.name)
+			}
+		}
+	}
+}
+
+func TestEveryRuleHasBothNumbers(t *testing.T) {
+	for _, table := range [][]rule{unixSocketRules, namespaceRules} {
+		for _, r := range table {
+			nums, ok := sysnum[r.syscall]
+			if !ok || nums[0] == 0 || nums[1] == 0 {
+				t.Errorf("rule %q: numbers %v", r.syscall, nums)
+			}
+			for _, a := range arches {
+				if want := modelNums[a.name][r.syscall]; nums[a.column] != want {
+					t.Errorf("%s %s = %d, independent table says %d", a, r.syscall, nums[a.column], want)
+				}
+			}
+		}
+	}
+}

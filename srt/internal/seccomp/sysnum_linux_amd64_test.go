@@ -1,0 +1,15 @@
+package seccomp
+
+import "golang.org/x/sys/unix"
+
+// nativeSysnum is x/sys/unix's numbering for the build architecture, a third
+// source for the numbers in sysnum.
+var nativeSysnum = map[string]uint32{
+	"socket": unix.SYS_SOCKET, "io_uring_setup": unix.SYS_IO_URING_SETUP,
+	"io_uring_enter": unix.SYS_IO_URING_ENTER, "io_uring_register": unix.SYS_IO_URING_REGISTER,
+	"unshare": unix.SYS_UNSHARE, "clone": unix.SYS_CLONE, "clone3": unix.SYS_CLONE3,
+	"setns": unix.SYS_SETNS, "mount": unix.SYS_MOUNT, "umount2": unix.SYS_UMOUNT2,
+	"pivot_root": unix.SYS_PIVOT_ROOT, "open_tree": unix.SYS_OPEN_TREE, "move_mount": unix.SYS_MOVE_MOUNT,
+	"fsopen": unix.SYS_FSOPEN, "fsconfig": unix.SYS_FSCONFIG, "fsmount": unix.SYS_FSMOUNT,
+	"fspick": unix.SYS_FSPICK, "mount_setattr": unix.SYS_MOUNT_SETATTR, "open_tree_attr": unix.SYS_OPEN_TREE_ATTR,
+}
