@@ -1,0 +1,234 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+
+	"github.com/rs/zerolog"
+	"github.com/urfave/cli/v2"
+
+	"github.com/srt-sandbox/srt/internal/version"
+	"github.com/srt-sandbox/srt/sandbox"
+	"github.com/srt-sandbox/srt/settings"
+)
+
+// Exit codes of srt's own failures (docs/cli.md). Otherwise srt exits with
+// the command's status, or 128+N when the command was killed by signal N.
+const (
+	exitFailure = 1 // bad flags, bad settings, missing dependency, sandbox cannot be built
+)
+
+// usageError is a problem with the command line.
+type usageError struct{ msg string }
+
+func (e usageError) Error() string { return e.msg }
+
+func newApp(stdout, stderr io.Writer, status *int) *cli.App {
+	cli.VersionFlag = &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version and exit"}
+	cli.HelpFlag = &cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show this help and exit"}
+	return &cli.App{
+		Name:      "srt",
+		Usage:     "run a command in a sandbox that limits what it may read, write and reach",
+		UsageText: "srt [flags] [--] command [args…]\nsrt [flags] -c 'shell command'",
+		Description: "Flags are read only before the command: `srt ls -la` runs `ls -la`.\n" +
+			"Settings come from ~/.srt-settings.json (see docs/settings.md).",
+		Version:         version.Version,
+		HideHelpCommand: true,
+		Writer:          stdout,
+		ErrWriter:       stderr,
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "settings", Aliases: []string{"s"}, Usage: "settings file `PATH` (default ~/.srt-settings.json)"},
+			&cli.StringFlag{Name: "c", Usage: "run `COMMAND` with the sandbox's shell (bash -c); command arguments are then ignored"},
+			&cli.BoolFlag{Name: "debug", Aliases: []string{"d"}, Usage: "print debug lines on stderr (same as SRT_DEBUG=1)"},
+		},
+		ExitErrHandler: func(*cli.Context, error) {},
+		Action: func(ctx *cli.Context) error {
+			code, err := runCommand(ctx, stderr)
+			*status = code
+			return err
+		},
+	}
+}
+
+func run(args []string, stdout, stderr io.Writer) int {
+	status := 0
+	app := newApp(stdout, stderr, &status)
+	if err := app.Run(args); err != nil {
+		var ue usageError
+		switch {
+		case errors.As(err, &ue):
+			fmt.Fprintf(stderr, "srt: %s\n", ue.msg)
+		case isFlagError(err):
+			fmt.Fprintf(stderr, "srt: %v\nRun 'srt --help' for usage.\n", err)
+		default:
+			printError(stderr, err)
+		}
+		return exitFailure
+	}
+	return status
+}
+
+func isFlagError(err error) bool {
+	s := err.Error()
+	return strings.HasPrefix(s, "flag provided but not defined") || strings.Contains(s, "flag needs an argument") || strings.HasPrefix(s, "invalid value")
+}
+
+// printError prints one of srt's own failures.
+func printError(stderr io.Writer, err error) {
+	var fe *settings.FileError
+	if errors.As(err, &fe) {
+		fmt.Fprintf(stderr, "srt: %s\n%s\n", fe.Error(), fe.Refusal)
+		return
+	}
+	fmt.Fprintf(stderr, "srt: %v\n", err)
+}
+
+func logger(debug bool, stderr io.Writer) zerolog.Logger {
+	if !debug {
+		return zerolog.Nop()
+	}
+	w := zerolog.ConsoleWriter{Out: stderr, NoColor: true, PartsExclude: []string{zerolog.TimestampFieldName, zerolog.LevelFieldName},
+		FormatMessage: func(i any) string { return fmt.Sprintf("srt: debug: %v", i) }}
+	return zerolog.New(w).Level(zerolog.DebugLevel)
+}
+
+func runCommand(ctx *cli.Context, stderr io.Writer) (int, error) {
+	// From here a signal must not kill srt before the sandbox is cleaned up.
+	// Registering costs a thread start: it overlaps with the work below and
+	// is waited for before the sandbox starts. (No signal.Stop: srt exits
+	// when this returns.)
+	sigs := make(chan os.Signal, 8)
+	sigsReady := make(chan struct{})
+	go func() {
+		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
+		close(sigsReady)
+	}()
+	if ctx.Bool("debug") {
+		os.Setenv("SRT_DEBUG", "1")
+	}
+	log := logger(os.Getenv("SRT_DEBUG") != "", stderr)
+
+	command := ctx.String("c")
+	switch {
+	case ctx.IsSet("c") && ctx.NArg() > 0:
+		fmt.Fprintf(stderr, "srt: warning: -c was given, so the command arguments (%s) are ignored\n", sandbox.Quote(ctx.Args().Slice()))
+	case ctx.IsSet("c"):
+	case ctx.NArg() == 0:
+		return exitFailure, usageError{"no command given; run `srt [flags] -- command [args…]` or `srt -c 'shell command'`"}
+	default:
+		command = sandbox.Quote(ctx.Args().Slice())
+	}
+
+	path, explicit := ctx.String("settings"), ctx.IsSet("settings")
+	if !explicit {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return exitFailure, fmt.Errorf("cannot find the default settings file: %v; set HOME or pass --settings", err)
+		}
+		path = settings.DefaultPath(home)
+	}
+	cfg, found, err := settings.Load(path, explicit)
+	if err != nil {
+		return exitFailure, err
+	}
+	if !found {
+		log.Debug().Msgf("No config found at %s, using default config", path)
+	}
+
+	m, err := sandbox.New(cfg, sandbox.Options{Logger: log, Warnings: stderr})
+	if err != nil {
+		return exitFailure, err
+	}
+	cmd, err := m.Command(context.Background(), command)
+	if err != nil {
+		return exitFailure, err
+	}
+	defer func() {
+		if err := cmd.Release(); err != nil {
+			fmt.Fprintf(stderr, "srt: cleaning up: %v\n", err)
+		}
+	}()
+	<-sigsReady
+	if s := pending(sigs); s != nil {
+		return 128 + int(s.(syscall.Signal)), fmt.Errorf("interrupted by %s before the command started", signalName(s))
+	}
+	if err := cmd.Start(); err != nil {
+		return exitFailure, fmt.Errorf("cannot start bubblewrap: %w", err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- cmd.Wait() }()
+	for {
+		select {
+		case s := <-sigs:
+			cmd.Signal(s)
+			continue
+		case <-cmd.Done():
+			// The init stage reported the status after ending every process
+			// of the sandbox; the kernel takes the namespaces down on its own.
+			if code, ok := cmd.Status(); ok {
+				return code, nil
+			}
+			err := <-waited
+			return finish(m, cmd, err)
+		case err := <-waited:
+			return finish(m, cmd, err)
+		}
+	}
+}
+
+// finish turns bubblewrap's end into srt's exit status when the init stage
+// did not report one: bubblewrap failed, or the init stage could not start
+// the command (and said so).
+func finish(m *sandbox.Manager, cmd *sandbox.Cmd, err error) (int, error) {
+	<-cmd.Done()
+	if code, ok := cmd.Status(); ok {
+		return code, nil
+	}
+	code := exitStatus(cmd.ProcessState, err)
+	if !cmd.Started() && code != 125 && code != 126 && code != 127 {
+		if derr := m.Diagnose(); derr != nil {
+			return exitFailure, fmt.Errorf("the sandbox could not be built: %w", derr)
+		}
+		return exitFailure, fmt.Errorf("bubblewrap could not build the sandbox (exit status %d; its message is above)", code)
+	}
+	return code, nil
+}
+
+func pending(sigs chan os.Signal) os.Signal {
+	select {
+	case s := <-sigs:
+		return s
+	default:
+		return nil
+	}
+}
+
+func exitStatus(ps *os.ProcessState, err error) int {
+	if ps == nil {
+		return exitFailure
+	}
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		return 128 + int(ws.Signal())
+	}
+	return ps.ExitCode()
+}
+
+func signalName(s os.Signal) string {
+	if ss, ok := s.(syscall.Signal); ok {
+		switch ss {
+		case syscall.SIGINT:
+			return "SIGINT"
+		case syscall.SIGTERM:
+			return "SIGTERM"
+		case syscall.SIGHUP:
+			return "SIGHUP"
+		}
+	}
+	return s.String()
+}

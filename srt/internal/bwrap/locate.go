@@ -1,0 +1,142 @@
+package bwrap
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+)
+
+// MinVersion is the oldest bubblewrap srt runs with.
+var MinVersion = Version{0, 5, 0}
+
+// ErrMissing is matched by errors about a missing or unusable bubblewrap.
+var ErrMissing = errors.New("bubblewrap unavailable")
+
+// Version is a bubblewrap version.
+type Version [3]int
+
+func (v Version) String() string { return fmt.Sprintf("%d.%d.%d", v[0], v[1], v[2]) }
+
+// Less compares versions.
+func (v Version) Less(o Version) bool {
+	for i := range v {
+		if v[i] != o[i] {
+			return v[i] < o[i]
+		}
+	}
+	return false
+}
+
+// Info describes an installed bubblewrap.
+type Info struct {
+	Path    string
+	Version Version
+	Setuid  bool
+}
+
+const installHint = "install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap)"
+
+// Locate finds bubblewrap: configured (bwrapPath; no PATH fallback) or
+// "bwrap" on PATH, and checks that it is recent enough.
+func Locate(configured string) (Info, error) {
+	p := configured
+	if p == "" {
+		found, err := exec.LookPath("bwrap")
+		if err != nil {
+			return Info{}, fmt.Errorf("bubblewrap (bwrap) is not installed or not on PATH; %s: %w", installHint, ErrMissing)
+		}
+		p = found
+	}
+	fi, err := os.Stat(p)
+	if err != nil {
+		return Info{}, fmt.Errorf("bubblewrap (bwrapPath %s) cannot be used: %v; fix bwrapPath or %s: %w", p, err, installHint, ErrMissing)
+	}
+	if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
+		return Info{}, fmt.Errorf("bubblewrap (bwrap) is not executable at %s: %w", p, ErrMissing)
+	}
+	info := Info{Path: p, Setuid: fi.Mode()&os.ModeSetuid != 0}
+	info.Version, err = version(p, fi)
+	if err != nil {
+		return Info{}, err
+	}
+	if info.Version.Less(MinVersion) {
+		return Info{}, fmt.Errorf("bubblewrap %s at %s is older than %s, the oldest srt supports; upgrade it: %w", info.Version, p, MinVersion, ErrMissing)
+	}
+	return info, nil
+}
+
+// cacheKey identifies one bubblewrap binary: a changed binary is checked
+// again.
+func cacheKey(p string, fi os.FileInfo) string {
+	var ino uint64
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok {
+		ino = st.Ino
+	}
+	return fmt.Sprintf("%s\t%d\t%d\t%d", p, fi.Size(), fi.ModTime().UnixNano(), ino)
+}
+
+// parseVersion reads "bubblewrap X.Y[.Z]" from bwrap --version.
+func parseVersion(out string) (Version, bool) {
+	_, rest, ok := strings.Cut(out, "bubblewrap ")
+	if !ok {
+		return Version{}, false
+	}
+	rest, _, _ = strings.Cut(strings.TrimSpace(rest), "\n")
+	parts := strings.SplitN(strings.TrimSpace(rest), ".", 3)
+	if len(parts) < 2 {
+		return Version{}, false
+	}
+	var v Version
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return Version{}, false
+		}
+		v[i] = n
+	}
+	return v, true
+}
+
+// version runs `bwrap --version`, or reads the answer cached for this very
+// binary (one line: the key, a tab, the version).
+func version(p string, fi os.FileInfo) (Version, error) {
+	key := cacheKey(p, fi)
+	cacheFile := cachePath()
+	if cacheFile != "" {
+		if data, err := os.ReadFile(cacheFile); err == nil {
+			k, v, ok := strings.Cut(strings.TrimSpace(string(data)), "\tversion=")
+			if ver, vok := parseVersion("bubblewrap " + v); ok && vok && k == key {
+				return ver, nil
+			}
+		}
+	}
+	out, err := exec.Command(p, "--version").CombinedOutput()
+	if err != nil {
+		return Version{}, fmt.Errorf("bubblewrap at %s does not run (%v: %s); reinstall it: %w", p, err, strings.TrimSpace(string(out)), ErrMissing)
+	}
+	v, ok := parseVersion(string(out))
+	if !ok {
+		return Version{}, fmt.Errorf("bubblewrap at %s printed no version (%q): %w", p, strings.TrimSpace(string(out)), ErrMissing)
+	}
+	if cacheFile != "" {
+		os.MkdirAll(filepath.Dir(cacheFile), 0o700)
+		tmp := cacheFile + ".tmp" + strconv.Itoa(os.Getpid())
+		if os.WriteFile(tmp, []byte(key+"\tversion="+v.String()+"\n"), 0o600) == nil {
+			os.Rename(tmp, cacheFile)
+		}
+	}
+	return v, nil
+}
+
+func cachePath() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "srt", "bwrap-version")
+}

@@ -1,0 +1,185 @@
+package initstage
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+)
+
+// Main runs the init stage and exits if the process was started as one;
+// otherwise it returns at once. Call it first thing in main (the srt binary
+// and the sandbox package do).
+func Main() {
+	if len(os.Args) < 2 || !strings.HasPrefix(os.Args[1], "--srt-init-stage") {
+		return
+	}
+	os.Exit(run(os.Args[1:]))
+}
+
+// devNullFD is the spec's DevNullFD, for start.
+var devNullFD int
+
+// forwarded are the signals srt relays, and that the init stage also
+// forwards when they are sent to it inside the sandbox.
+var forwarded = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGWINCH}
+
+func run(args []string) int {
+	// kill(-1) below would reach every process the user owns outside a
+	// PID namespace: refuse to run anywhere but as a sandbox's PID 1.
+	if os.Getpid() != 1 {
+		fmt.Fprintf(os.Stderr, "srt: %s is srt's in-sandbox init stage and runs only as PID 1 of a sandbox\n", Flag)
+		return 125
+	}
+	spec, command, err := parseArgs(args)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "srt: init stage: %v\n", err)
+		return 125
+	}
+	// Nothing inherited may reach the command but stdio.
+	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
+		fmt.Fprintf(os.Stderr, "srt: init stage: cannot mark descriptors close-on-exec: %v\n", err)
+		return 125
+	}
+	unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&[]byte("srt-init\x00")[0])), 0, 0, 0)
+	// Not dumpable: the command, same uid, cannot ptrace us or read our /proc files.
+	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {
+		fmt.Fprintf(os.Stderr, "srt: init stage: %v\n", err)
+		return 125
+	}
+	// The listeners are made before the filters: nothing here needs what
+	// the filters forbid, but the order keeps it obvious.
+	if len(spec.Listen) > 0 {
+		if err := listen(ChannelFD, spec.Listen); err != nil {
+			fmt.Fprintf(os.Stderr, "srt: init stage: %v\n", err)
+			return 125
+		}
+	}
+	if spec.DevNullFD > 0 {
+		if err := devNull(spec.DevNullFD); err != nil {
+			fmt.Fprintf(os.Stderr, "srt: init stage: %v\n", err)
+			return 125
+		}
+	}
+	if err := restrict(spec); err != nil {
+		fmt.Fprintf(os.Stderr, "srt: init stage: %v\n", err)
+		return 125
+	}
+	sigs := make(chan os.Signal, 16)
+	signal.Notify(sigs, forwarded...)
+
+	devNullFD = spec.DevNullFD
+	pid, err := start(command)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "srt: cannot run %s: %v\n", command[0], err)
+		if errors.Is(err, fs.ErrNotExist) {
+			return 127
+		}
+		return 126
+	}
+	channel := os.NewFile(ChannelFD, "channel")
+	channel.Write([]byte{MsgStarted})
+
+	go relaySignals(pid, sigs)
+	go watchControl(pid)
+	code := reap(pid)
+	// The command is done: end everything it left behind, so that once srt
+	// hears the status no process of the sandbox is left to write anything,
+	// and srt need not wait for the kernel to take the namespaces down.
+	unix.Kill(-1, unix.SIGKILL)
+	for {
+		if _, err := unix.Wait4(-1, nil, 0, nil); err != nil && err != unix.EINTR {
+			break
+		}
+	}
+	channel.Write([]byte{MsgExited, byte(code)})
+	return code
+}
+
+// devNull opens /dev/null on fd for the command (without close-on-exec).
+func devNull(fd int) error {
+	nfd, err := unix.Open("/dev/null", unix.O_RDWR, 0)
+	if err != nil {
+		return err
+	}
+	if nfd != fd {
+		if err := unix.Dup3(nfd, fd, 0); err != nil {
+			return err
+		}
+		unix.Close(nfd)
+	}
+	return nil
+}
+
+// start runs the command in a process group of its own, so that a forwarded
+// signal reaches the whole job, as a terminal's would. (syscall.ForkExec,
+// not os.StartProcess: the latter probes for pidfd support with an extra
+// fork on first use, which every sandbox start would pay for.)
+func start(command []string) (int, error) {
+	files := []uintptr{0, 1, 2}
+	if devNullFD > 0 {
+		for len(files) < devNullFD {
+			files = append(files, ^uintptr(0)) // closed in the child
+		}
+		files = append(files, uintptr(devNullFD))
+	}
+	return syscall.ForkExec(command[0], command, &syscall.ProcAttr{
+		Env:   os.Environ(),
+		Files: files,
+		Sys:   &syscall.SysProcAttr{Setpgid: true},
+	})
+}
+
+func relaySignals(pid int, sigs <-chan os.Signal) {
+	for s := range sigs {
+		unix.Kill(-pid, s.(syscall.Signal))
+	}
+}
+
+// watchControl forwards each signal byte from srt; EOF or an error means srt
+// is gone, and the sandbox must not outlive it.
+func watchControl(pid int) {
+	ctl := os.NewFile(ChannelFD, "channel")
+	buf := make([]byte, 64)
+	for {
+		n, err := ctl.Read(buf)
+		for _, b := range buf[:n] {
+			unix.Kill(-pid, syscall.Signal(b))
+		}
+		if err != nil {
+			unix.Kill(-1, unix.SIGKILL)
+			os.Exit(128 + int(unix.SIGKILL))
+		}
+	}
+}
+
+// reap waits for every child, orphans included, and returns the command's
+// exit status once it is gone.
+func reap(pid int) int {
+	for {
+		var ws unix.WaitStatus
+		got, err := unix.Wait4(-1, &ws, 0, nil)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "srt: init stage: wait: %v\n", err)
+			return 125
+		}
+		if got != pid {
+			continue
+		}
+		switch {
+		case ws.Exited():
+			return ws.ExitStatus()
+		case ws.Signaled():
+			return 128 + int(ws.Signal())
+		}
+	}
+}

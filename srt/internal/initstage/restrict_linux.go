@@ -1,0 +1,62 @@
+package initstage
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/srt-sandbox/srt/internal/landlock"
+	"github.com/srt-sandbox/srt/internal/seccomp"
+)
+
+// restrict applies the spec to this process, on every thread: no_new_privs,
+// then Landlock, then seccomp (last, so that the calls the first two need
+// are not filtered). Any failure is fatal: the command never runs with less
+// than it was promised. The one exception is a kernel without Landlock,
+// which is said on the debug output; the mount rules still hold there.
+func restrict(spec Spec) error {
+	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+		return fmt.Errorf("no_new_privs: %w", err)
+	}
+	if spec.Landlock {
+		// No signal scoping: Landlock gives each thread of this process a
+		// domain of its own, so a signal this process forwards from another
+		// thread than the one that started the command would be refused;
+		// the PID namespace already hides every process outside.
+		abi, skipped, err := landlock.Restrict(landlock.Rules{WritePaths: spec.WritePaths, ScopeAbstractUnix: true})
+		switch {
+		case errors.Is(err, landlock.ErrUnsupported):
+			debug("Landlock is not available on this kernel (%v); writes are limited by the mount rules alone", err)
+		case err != nil:
+			return fmt.Errorf("landlock: %w", err)
+		default:
+			debug("Landlock ABI %d: writes allowed only beneath %s", abi, strings.Join(spec.WritePaths, ", "))
+			if len(skipped) > 0 {
+				debug("Landlock: write roots that do not exist inside: %s", strings.Join(skipped, ", "))
+			}
+		}
+	}
+	if spec.BlockUnixSockets || spec.BlockNamespaces {
+		arch, ok := seccomp.Native()
+		if !ok {
+			return errors.New("seccomp: this architecture has no filter")
+		}
+		prog, err := seccomp.Build(arch, seccomp.Options{BlockUnixSockets: spec.BlockUnixSockets, BlockNamespaces: spec.BlockNamespaces})
+		if err != nil {
+			return err
+		}
+		if err := seccomp.Install(prog); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func debug(format string, args ...any) {
+	if os.Getenv("SRT_DEBUG") != "" {
+		fmt.Fprintf(os.Stderr, "srt: debug: init: "+format+"\n", args...)
+	}
+}

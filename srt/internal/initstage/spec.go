@@ -1,0 +1,128 @@
+package initstage
+
+import (
+	"errors"
+	"strconv"
+)
+
+// Flag is argv[1] of the init stage, with the version of this argv format:
+// srt and the init stage it starts must agree on it.
+const Flag = "--srt-init-stage=v1"
+
+// Descriptor numbers inside the sandbox. srt passes them as extra files in
+// this order.
+const (
+	// ChannelFD is one end of a Unix stream socket pair shared with srt.
+	// srt sends one byte per signal to forward; the init stage sends the
+	// Msg* messages. End-of-file means srt is gone.
+	ChannelFD = 3
+	// ExeFD is the init stage's executable, which bubblewrap starts.
+	ExeFD = 4
+)
+
+// Messages from the init stage to srt on the channel.
+const (
+	// MsgListeners carries, as SCM_RIGHTS, the listening sockets made in
+	// the sandbox's network namespace; the next byte is their count.
+	MsgListeners = 'L'
+	// MsgStarted: the command has started.
+	MsgStarted = 'R'
+	// MsgExited is followed by one byte, the command's exit status; when
+	// it is sent, nothing of the sandbox runs any more.
+	MsgExited = 'X'
+)
+
+// ExePath is where the init stage's executable is found inside the sandbox.
+var ExePath = "/proc/self/fd/" + strconv.Itoa(ExeFD)
+
+// Spec is what the init stage applies to itself, and so to everything it
+// starts, before it starts the command.
+type Spec struct {
+	// BlockUnixSockets refuses socket(AF_UNIX) and socket(AF_VSOCK), and
+	// io_uring (seccomp).
+	BlockUnixSockets bool
+	// BlockNamespaces refuses new user and mount namespaces, setns and
+	// every mount system call (seccomp).
+	BlockNamespaces bool
+	// Landlock limits writes to beneath WritePaths, where the kernel has
+	// Landlock.
+	Landlock   bool
+	WritePaths []string
+	// Listen are the TCP addresses ("127.0.0.1:3128") to listen on inside
+	// the sandbox's network namespace; the listening sockets go to srt.
+	// An IPv6 address the namespace lacks is skipped.
+	Listen []string
+	// DevNullFD, when positive, is a descriptor number the command gets
+	// /dev/null on (the slot of srt's --control-fd).
+	DevNullFD int
+}
+
+// Args is the init stage's argv (after the executable), ending with the
+// command to run. It is plain words, cheap to parse: the init stage is on
+// the path of every command's start.
+func Args(s Spec, command []string) []string {
+	a := []string{Flag}
+	if s.BlockUnixSockets {
+		a = append(a, "-block-unix-sockets")
+	}
+	if s.BlockNamespaces {
+		a = append(a, "-block-namespaces")
+	}
+	if s.Landlock {
+		a = append(a, "-landlock")
+		for _, p := range s.WritePaths {
+			a = append(a, "-write", p)
+		}
+	}
+	for _, l := range s.Listen {
+		a = append(a, "-listen", l)
+	}
+	if s.DevNullFD > 0 {
+		a = append(a, "-devnull-fd", strconv.Itoa(s.DevNullFD))
+	}
+	a = append(a, "--")
+	return append(a, command...)
+}
+
+func parseArgs(args []string) (Spec, []string, error) {
+	var s Spec
+	if len(args) == 0 || args[0] != Flag {
+		return s, nil, errors.New("this init stage speaks " + Flag + "; srt and its init stage come from different versions")
+	}
+	for i := 1; i < len(args); i++ {
+		switch args[i] {
+		case "-block-unix-sockets":
+			s.BlockUnixSockets = true
+		case "-block-namespaces":
+			s.BlockNamespaces = true
+		case "-landlock":
+			s.Landlock = true
+		case "-write", "-listen", "-devnull-fd":
+			if i+1 == len(args) {
+				return s, nil, errors.New(args[i] + " needs a value")
+			}
+			opt, val := args[i], args[i+1]
+			i++
+			switch opt {
+			case "-write":
+				s.WritePaths = append(s.WritePaths, val)
+			case "-listen":
+				s.Listen = append(s.Listen, val)
+			default:
+				n, err := strconv.Atoi(val)
+				if err != nil || n < 3 {
+					return s, nil, errors.New("bad -devnull-fd " + strconv.Quote(val))
+				}
+				s.DevNullFD = n
+			}
+		case "--":
+			if i+1 == len(args) {
+				return s, nil, errors.New("no command")
+			}
+			return s, args[i+1:], nil
+		default:
+			return s, nil, errors.New("unknown option " + strconv.Quote(args[i]))
+		}
+	}
+	return s, nil, errors.New("no command")
+}

@@ -1,0 +1,51 @@
+package plan
+
+import "github.com/srt-sandbox/srt/internal/initstage"
+
+// BwrapArgs renders the plan as bubblewrap options, and the command
+// bubblewrap starts (the init stage and the user's command). The options
+// are passed through --args, so their total size is not limited by the
+// kernel's argv limits; bubblewrap reads the command from its argv only.
+func (p *Plan) BwrapArgs(initExe string) (options, command []string) {
+	a := []string{
+		"--new-session",     // no controlling terminal: TIOCSTI cannot reach the caller's
+		"--die-with-parent", // srt gone, sandbox gone
+		"--unshare-user",    // the command's capabilities mean nothing outside
+		"--unshare-pid",     // it sees only its own processes
+		"--unshare-ipc",     // no System V IPC with the host
+		"--unshare-net",     // no network: only a private loopback
+		"--as-pid-1",        // the init stage is PID 1; no unfiltered process inside
+		"--cap-drop", "ALL",
+	}
+	if p.Root == HostRW {
+		a = append(a, "--bind", "/", "/")
+	} else {
+		a = append(a, "--ro-bind", "/", "/")
+	}
+	a = append(a, "--dev", "/dev")
+	if p.ProcBind {
+		a = append(a, "--bind", "/proc", "/proc")
+	} else {
+		a = append(a, "--proc", "/proc")
+	}
+	for _, m := range p.Mounts {
+		switch m.View {
+		case HostRW:
+			a = append(a, "--bind", m.Path, m.Path)
+		case HostRO:
+			a = append(a, "--ro-bind", m.Path, m.Path)
+		case Empty:
+			a = append(a, "--tmpfs", m.Path)
+		case NullFile:
+			a = append(a, "--ro-bind", "/dev/null", m.Path)
+		}
+	}
+	for _, e := range p.Env {
+		if e.Unset {
+			a = append(a, "--unsetenv", e.Name)
+		} else {
+			a = append(a, "--setenv", e.Name, e.Value)
+		}
+	}
+	return a, append([]string{initExe}, initstage.Args(p.Init, p.Command)...)
+}

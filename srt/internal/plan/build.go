@@ -1,0 +1,376 @@
+package plan
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+
+	"github.com/srt-sandbox/srt/internal/fsview"
+	"github.com/srt-sandbox/srt/internal/glob"
+	"github.com/srt-sandbox/srt/internal/initstage"
+	"github.com/srt-sandbox/srt/settings"
+)
+
+// MaxMounts bounds the mounts one plan may need. Each is a kernel mount
+// made at every start; a glob that expands to more than this is a mistake.
+const MaxMounts = 10000
+
+// ErrTooManyMounts is returned (wrapped) when the rules need more than
+// MaxMounts mounts.
+var ErrTooManyMounts = errors.New("too many mounts")
+
+// ErrGlobTooBroad is returned (wrapped) when a deny pattern would need a
+// walk of more entries than srt allows; a deny that cannot be expanded
+// fully would protect only part of what it names.
+var ErrGlobTooBroad = errors.New("deny pattern walks too many entries")
+
+type builder struct {
+	in      Input
+	t       *tree
+	p       *Plan
+	protect []protect
+}
+
+// Build computes the plan for in. It reads the filesystem through in.FS and
+// does nothing else.
+func Build(in Input) (*Plan, error) {
+	cfg := in.Config
+	b := &builder{in: in, p: &Plan{
+		ProcBind: cfg.EnableWeakerNestedSandbox,
+		Command:  in.Command,
+	}}
+	fsCfg := cfg.Filesystem
+	b.t = newTree(fsCfg.Disabled)
+	if !fsCfg.Disabled {
+		if err := b.rules(); err != nil {
+			return nil, err
+		}
+	}
+	if err := b.mounts(); err != nil {
+		return nil, err
+	}
+	b.env()
+	b.p.Init = initstage.Spec{
+		BlockUnixSockets: !cfg.Network.AllowAllUnixSockets,
+		BlockNamespaces:  !cfg.AllowNestedUserNamespaces,
+		// With the filesystem rules off everything is writable: Landlock
+		// would have nothing to refuse.
+		Landlock:   !fsCfg.Disabled,
+		WritePaths: append(append([]string(nil), b.p.WriteRoots...), "/proc"),
+	}
+	return b.p, nil
+}
+
+func (b *builder) warn(format string, args ...any) {
+	b.p.Warnings = append(b.p.Warnings, fmt.Sprintf(format, args...))
+}
+
+func (b *builder) note(format string, args ...any) {
+	b.p.Notes = append(b.p.Notes, fmt.Sprintf(format, args...))
+}
+
+// rules turns the filesystem settings into nodes.
+func (b *builder) rules() error {
+	fsCfg := b.in.Config.Filesystem
+	for i, e := range fsCfg.DenyRead {
+		if err := b.read(b.spell(fmt.Sprintf("filesystem.denyRead.%d", i), e), true, false); err != nil {
+			return err
+		}
+	}
+	for i, f := range b.in.Config.Credentials.Files {
+		if f.Mode != "deny" {
+			continue
+		}
+		if err := b.read(b.spell(fmt.Sprintf("credentials.files.%d.path", i), settings.PathEntry{Path: f.Path}), true, true); err != nil {
+			return err
+		}
+	}
+	for i, e := range fsCfg.AllowRead {
+		if err := b.read(b.spell(fmt.Sprintf("filesystem.allowRead.%d", i), e), false, false); err != nil {
+			return err
+		}
+	}
+	// ssh refuses config files it does not own, and inside the user
+	// namespace the host's are owned by nobody.
+	if n, ok := b.existing("/etc/ssh/ssh_config.d"); ok {
+		b.mark(n, "ssh_config.d", func(n *node) { n.readDeny = true })
+	}
+	for i, e := range fsCfg.AllowWrite {
+		b.allowWrite(b.spell(fmt.Sprintf("filesystem.allowWrite.%d", i), e))
+	}
+	// Default write paths, unless a read deny hides them.
+	if n, ok := b.existing(filepath.Join(b.in.Home, ".npm/_logs")); ok && b.t.readable(n.path) {
+		b.mark(n, "default write path", func(n *node) { n.writeAllow = true })
+	}
+	for i, e := range fsCfg.DenyWrite {
+		if err := b.denyWrite(b.spell(fmt.Sprintf("filesystem.denyWrite.%d", i), e)); err != nil {
+			return err
+		}
+	}
+	b.protect = append(b.protect, b.mandatory()...)
+	b.applyProtects()
+	return nil
+}
+
+func (b *builder) mark(n *node, why string, f func(*node)) {
+	f(n)
+	n.why = append(n.why, why)
+}
+
+// existing returns the node for the real path of p if p exists.
+func (b *builder) existing(p string) (*node, bool) {
+	real, fi, err := fsview.Stat(b.in.FS, p)
+	if err != nil {
+		return nil, false
+	}
+	return b.t.get(real, fi.IsDir()), true
+}
+
+// read adds the targets of a denyRead (deny) or allowRead entry.
+func (b *builder) read(s spelled, deny, strong bool) error {
+	targets, err := b.targets(s, deny)
+	if err != nil {
+		return err
+	}
+	for _, t := range targets {
+		if t.path == "/" && deny {
+			b.denyRoot(s, strong)
+			continue
+		}
+		if deny && t.links > 1 {
+			b.warn("%s %q names %s, which has %d hard links: the denied path cannot be read, but the file's other names can; deny their directories too, or remove the extra links", s.field, s.entry, t.path, t.links)
+		}
+		n := b.t.get(t.path, t.isDir)
+		b.mark(n, s.field, func(n *node) {
+			switch {
+			case strong:
+				n.strongDeny = true
+			case deny:
+				n.readDeny = true
+			default:
+				n.readAllow = true
+			}
+		})
+	}
+	return nil
+}
+
+// denyRoot denies "/" as each top-level entry but the kernel filesystems
+// the sandbox gets fresh copies of.
+func (b *builder) denyRoot(s spelled, strong bool) {
+	ents, err := b.in.FS.ReadDir("/")
+	if err != nil {
+		return
+	}
+	for _, e := range ents {
+		switch e.Name() {
+		case "proc", "dev", "sys":
+			continue
+		}
+		if e.Type()&fs.ModeSymlink != 0 {
+			continue // /bin -> usr/bin: its target's own top-level entry covers it
+		}
+		if n, ok := b.existing("/" + e.Name()); ok && n.path != "/" {
+			b.mark(n, s.field, func(n *node) { n.readDeny, n.strongDeny = n.readDeny || !strong, n.strongDeny || strong })
+		}
+	}
+}
+
+type target struct {
+	path  string
+	isDir bool
+	links uint64 // hard links of a file (0 when unknown)
+}
+
+// targets resolves an entry to the real paths it names now. A pattern is
+// expanded; so is, for a deny, a directory it could not list.
+func (b *builder) targets(s spelled, deny bool) ([]target, error) {
+	var out []target
+	add := func(p string) {
+		real, fi, err := fsview.Stat(b.in.FS, p)
+		if err != nil {
+			return
+		}
+		if underProc(real) {
+			b.warn("%s %q names %s under /proc; the sandbox gets a fresh /proc, so the entry has no effect", s.field, s.entry, real)
+			return
+		}
+		t := target{path: real, isDir: fi.IsDir()}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && !fi.IsDir() {
+			t.links = uint64(st.Nlink)
+		}
+		out = append(out, t)
+	}
+	if !s.pattern {
+		add(s.abs)
+		if len(out) == 0 {
+			b.note("%s %q: %s does not exist", s.field, s.entry, s.abs)
+		}
+		return out, nil
+	}
+	add(s.abs) // a pattern is also the path of that name where it exists
+	pat, err := glob.Compile(s.abs)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q: %w", s.field, s.entry, err)
+	}
+	if pat.LeadingWildcard() {
+		b.warn("%s %q starts with a wildcard, so srt cannot expand it and it has no effect; root it in a directory (for example \"~/**/*.pem\")", s.field, s.entry)
+		return out, nil
+	}
+	exp, err := glob.Expand(b.in.FS, pat, glob.ExpandOptions{FollowSymlinks: false})
+	if err != nil {
+		if deny {
+			return nil, fmt.Errorf("%s %q: %w: %w", s.field, s.entry, ErrGlobTooBroad, err)
+		}
+		b.warn("%s %q: %v; the entry re-allows nothing", s.field, s.entry, err)
+		return out, nil
+	}
+	for _, m := range exp.Matches {
+		if !deny {
+			if fi, err := b.in.FS.Lstat(m); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+				continue // allowRead patterns do not follow symlinks
+			}
+		}
+		add(m)
+	}
+	if deny {
+		for _, d := range exp.Unlistable {
+			add(d)
+		}
+	}
+	return dedupe(out), nil
+}
+
+func dedupe(ts []target) []target {
+	seen := map[string]bool{}
+	out := ts[:0]
+	for _, t := range ts {
+		if !seen[t.path] {
+			seen[t.path] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func underProc(p string) bool { return p == "/proc" || strings.HasPrefix(p, "/proc/") }
+
+// allowWrite adds an allowWrite entry. Patterns are not expanded for
+// writes; one that names an existing path literally grants that path.
+func (b *builder) allowWrite(s spelled) {
+	p := s.abs
+	if s.pattern {
+		if _, err := b.in.FS.Lstat(p); err != nil {
+			b.warn("%s %q is a pattern; srt grants writes only to paths, so this entry grants nothing", s.field, s.entry)
+			return
+		}
+	}
+	n, ok := b.existing(p)
+	if !ok {
+		b.note("%s %q: %s does not exist", s.field, s.entry, p)
+		return
+	}
+	b.mark(n, s.field, func(n *node) { n.writeAllow = true })
+}
+
+// denyWrite adds a denyWrite entry: its existing targets, or the missing
+// path it names.
+func (b *builder) denyWrite(s spelled) error {
+	if !s.pattern {
+		b.protect = append(b.protect, protect{abs: s.abs, why: s.field})
+		return nil
+	}
+	targets, err := b.targets(s, true)
+	if err != nil {
+		return err
+	}
+	for _, t := range targets {
+		b.protect = append(b.protect, protect{abs: t.path, why: s.field})
+	}
+	return nil
+}
+
+// applyProtects marks write-protected paths, creates placeholders for
+// missing ones that could otherwise be created, and pins the writable
+// directories above them.
+func (b *builder) applyProtects() {
+	var placeholders []Placeholder
+	seen := map[string]bool{}
+	for _, pr := range b.protect {
+		existing, missing, err := fsview.ResolveExisting(b.in.FS, pr.abs)
+		if err != nil {
+			continue
+		}
+		if missing == "" {
+			if existing == "/" {
+				b.t.root.writeDeny = true
+				continue
+			}
+			fi, err := b.in.FS.Lstat(existing)
+			if err != nil {
+				continue
+			}
+			n := b.t.get(existing, fi.IsDir())
+			b.mark(n, pr.why, func(n *node) { n.writeDeny = true })
+			b.pinAbove(filepath.Dir(existing))
+			continue
+		}
+		if !b.t.readable(existing) || !b.t.writable(existing) {
+			continue // cannot be created inside anyway
+		}
+		first := strings.SplitN(missing, "/", 2)
+		c := filepath.Join(existing, first[0])
+		if seen[c] {
+			continue
+		}
+		seen[c] = true
+		isDir := len(first) > 1
+		placeholders = append(placeholders, Placeholder{Path: c, Dir: isDir})
+		n := b.t.get(c, isDir)
+		b.mark(n, pr.why+" (placeholder)", func(n *node) { n.placeholder, n.writeDeny = true, true })
+		b.pinAbove(existing)
+	}
+	sort.Slice(placeholders, func(i, j int) bool { return placeholders[i].Path < placeholders[j].Path })
+	b.p.Placeholders = placeholders
+}
+
+// pinAbove pins dir and every writable directory above it up to the top of
+// its write root.
+func (b *builder) pinAbove(dir string) {
+	for d := dir; d != "/"; d = filepath.Dir(d) {
+		if !b.t.readable(d) || !b.t.writable(d) {
+			return
+		}
+		n := b.t.get(d, true)
+		if !n.pin {
+			b.mark(n, "pin", func(n *node) { n.pin = true })
+		}
+	}
+}
+
+// DropPlaceholders removes the mounts of placeholders that could not be
+// created on the host: what srt cannot create, the command cannot either.
+func (p *Plan) DropPlaceholders(paths []string) {
+	drop := map[string]bool{}
+	for _, x := range paths {
+		drop[x] = true
+	}
+	mounts := p.Mounts[:0]
+	for _, m := range p.Mounts {
+		if !drop[m.Path] {
+			mounts = append(mounts, m)
+		}
+	}
+	p.Mounts = mounts
+	phs := p.Placeholders[:0]
+	for _, ph := range p.Placeholders {
+		if !drop[ph.Path] {
+			phs = append(phs, ph)
+		}
+	}
+	p.Placeholders = phs
+}

@@ -1,0 +1,89 @@
+package plan
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// env computes the variables set and removed inside the sandbox. Everything
+// else in the caller's environment is inherited.
+func (b *builder) env() {
+	set := func(k, v string) { b.p.Env = append(b.p.Env, EnvOp{Name: k, Value: v}) }
+	set("SANDBOX_RUNTIME", "1")
+	if b.in.TmpDir != "" && !b.in.Config.Filesystem.Disabled {
+		set("TMPDIR", b.in.TmpDir)
+	}
+	for _, e := range b.in.Config.Credentials.EnvVars {
+		if e.Mode == "deny" {
+			b.p.Env = append(b.p.Env, EnvOp{Name: e.Name, Unset: true})
+		}
+	}
+	b.gitSafeDirectories(set)
+}
+
+// maxSafeDirectories: past this many, one safe.directory=* is set instead
+// of two entries per directory.
+const maxSafeDirectories = 8
+
+// gitSafeDirectories marks git.safeDirectories as safe for git through
+// GIT_CONFIG_COUNT/KEY_n/VALUE_n, continuing an inherited count; an
+// inherited GIT_CONFIG_COUNT=0 opts out.
+func (b *builder) gitSafeDirectories(set func(k, v string)) {
+	dirs := b.in.Config.GitSafeDirectories
+	if len(dirs) == 0 {
+		return
+	}
+	start := 0
+	if v, ok := lookupEnv(b.in.Env, "GIT_CONFIG_COUNT"); ok {
+		n, err := strconv.Atoi(v)
+		if err == nil && n == 0 {
+			b.note("GIT_CONFIG_COUNT=0: git.safeDirectories not applied")
+			return
+		}
+		if err == nil && n > 0 {
+			start = n
+		}
+	}
+	var values []string
+	if len(dirs) > maxSafeDirectories {
+		values = []string{"*"}
+	} else {
+		for _, d := range dirs {
+			d = b.absolute(d)
+			values = append(values, d)
+			if d == "/" {
+				values = append(values, "/*")
+			} else {
+				values = append(values, d+"/*")
+			}
+		}
+	}
+	for i, v := range values {
+		set(fmt.Sprintf("GIT_CONFIG_KEY_%d", start+i), "safe.directory")
+		set(fmt.Sprintf("GIT_CONFIG_VALUE_%d", start+i), v)
+	}
+	set("GIT_CONFIG_COUNT", strconv.Itoa(start+len(values)))
+}
+
+func (b *builder) absolute(p string) string {
+	if p == "~" {
+		p = b.in.Home
+	} else if strings.HasPrefix(p, "~/") {
+		p = b.in.Home + p[1:]
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(b.in.Cwd, p)
+	}
+	return filepath.Clean(p)
+}
+
+func lookupEnv(env []string, k string) (string, bool) {
+	for i := len(env) - 1; i >= 0; i-- {
+		if v, ok := strings.CutPrefix(env[i], k+"="); ok {
+			return v, true
+		}
+	}
+	return "", false
+}

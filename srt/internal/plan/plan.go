@@ -1,0 +1,87 @@
+package plan
+
+import (
+	"github.com/srt-sandbox/srt/internal/fsview"
+	"github.com/srt-sandbox/srt/internal/initstage"
+	"github.com/srt-sandbox/srt/settings"
+)
+
+// Input is everything Build needs.
+type Input struct {
+	Config *settings.Config
+	FS     fsview.FS
+	Cwd    string // absolute, clean
+	Home   string // absolute, clean
+	// TmpDir is the sandbox's private TMPDIR, a path inside the sandbox on
+	// an in-memory filesystem that exists only while the sandbox does
+	// (PrivateTmp). Empty: TMPDIR is left as it is.
+	TmpDir string
+	// Env is the environment the command would inherit, KEY=value.
+	Env []string
+	// Command is the shell, its flags and the command string.
+	Command []string
+}
+
+// PrivateTmp is the sandbox's TMPDIR: a directory of the in-memory /dev
+// that bubblewrap builds for every sandbox. It is private to the sandbox,
+// writable, and gone with it: nothing is created on the host, nothing is
+// left behind.
+const PrivateTmp = "/dev/shm"
+
+// View is what a path shows inside the sandbox.
+type View int
+
+// The views, from most to least open.
+const (
+	HostRW   View = iota // the host's file, writable
+	HostRO               // the host's file, read-only
+	Empty                // an empty tmpfs directory
+	NullFile             // /dev/null on a nodev mount: every open fails with EACCES
+)
+
+func (v View) String() string { return [...]string{"host-rw", "host-ro", "empty", "null"}[v] }
+
+// Mount is one filesystem operation of the plan, applied in order.
+type Mount struct {
+	Path string
+	View View
+	// Why names the rules that produced the mount, for debug output.
+	Why string
+}
+
+// Placeholder is a path srt creates on the host before the run, so that a
+// write-protected path that does not exist has something to mount on.
+type Placeholder struct {
+	Path string
+	Dir  bool
+}
+
+// EnvOp sets (Unset false) or removes a variable inside the sandbox.
+type EnvOp struct {
+	Name, Value string
+	Unset       bool
+}
+
+// Plan is the result of Build.
+type Plan struct {
+	// Root is the view of "/" (HostRO, or HostRW with filesystem.disabled
+	// or allowWrite "/").
+	Root         View
+	Mounts       []Mount
+	Placeholders []Placeholder
+	Env          []EnvOp
+	// WriteRoots are the directories and files that are writable inside:
+	// the second write barrier (Landlock) allows writes beneath these only.
+	WriteRoots []string
+	// Warnings are printed on every run: each says what a setting could
+	// not do.
+	Warnings []string
+	// Notes are debug lines.
+	Notes []string
+	// ProcBind mounts the host's /proc instead of a fresh one
+	// (enableWeakerNestedSandbox).
+	ProcBind bool
+	// Init is what the init stage applies before it starts Command.
+	Init    initstage.Spec
+	Command []string
+}

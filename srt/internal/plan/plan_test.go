@@ -1,0 +1,104 @@
+package plan
+
+import (
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/srt-sandbox/srt/internal/fsview"
+	"github.com/srt-sandbox/srt/settings"
+)
+
+// Regenerate the golden files with `go test ./srt/internal/plan -update`
+// only when a plan change is intended; review the diff of testdata/ as the
+// change itself: every line is a mount the sandbox will (or will no longer)
+// make.
+var update = flag.Bool("update", false, "rewrite testdata/*.golden")
+
+// host is the filesystem every golden case runs against.
+func host() *fsview.Mem {
+	return fsview.NewMem(map[string]string{
+		"/etc/passwd":                           "file",
+		"/etc/ssh/ssh_config.d/20-systemd.conf": "file",
+		"/usr/bin/bash":                         "file",
+		"/bin":                                  "-> usr/bin",
+		"/proc/cpuinfo":                         "file",
+		"/dev/null":                             "file",
+		"/sys/kernel":                           "dir",
+		"/tmp/srt-tmp":                          "dir",
+		"/home/u/.ssh/id_rsa":                   "file",
+		"/home/u/.bashrc":                       "file",
+		"/home/u/.npm/_logs":                    "dir",
+		"/home/u/.aws":                          "-> /mnt/secrets/aws",
+		"/mnt/secrets/aws/credentials":          "file",
+		"/home/u/proj/.git/HEAD":                "file",
+		"/home/u/proj/.git/config":              "file",
+		"/home/u/proj/.git/hooks/pre-commit":    "file",
+		"/home/u/proj/src/main.go":              "file",
+		"/home/u/proj/secret.txt":               "file",
+		"/home/u/proj/.env":                     "file",
+		"/home/u/proj/a/b/.bashrc":              "file",
+		"/home/u/proj/a/b/c/.bashrc":            "file",
+		"/home/u/proj/a/.vscode/tasks.json":     "file",
+		"/home/u/proj/keys/x.pem":               "file",
+		"/home/u/proj/keys/deep/er/y.pem":       "file",
+		"/home/u/proj/node_modules/z/.bashrc":   "file",
+		"/home/u/proj/sub/.git/HEAD":            "file",
+		"/home/u/proj/link-out":                 "-> /etc",
+		"/home/u/proj/locked":                   "unreadable",
+		"/home/u/sensitive-folder/notes":        "file",
+		"/home/u/proj/list[].ts":                "file",
+	})
+}
+
+func TestGolden(t *testing.T) {
+	cases := []struct{ name, settings string }{
+		{"defaults", ""},
+		{"readme-example", `{"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":["~/sensitive-folder"]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
+		{"read-deny-allow", `{"filesystem":{"denyRead":["~","secret.txt","**/*.pem",".env"],"allowRead":["."],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
+		{"write-deny-above-allow", `{"filesystem":{"denyRead":[],"allowWrite":["/","/home/u/proj"],"denyWrite":["/"]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
+		{"write-deny-missing", `{"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":["new/deeper/file","gone.txt","src/main.go","keys/**/*.pem"]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
+		{"disabled", `{"filesystem":{"disabled":true,"denyRead":["~/.ssh"],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
+		{"allow-git-config", `{"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[],"allowGitConfig":true},"network":{"allowedDomains":[],"deniedDomains":[]},"mandatoryDenySearchDepth":1}`},
+		{"deny-root", `{"filesystem":{"denyRead":["/"],"allowRead":["/usr","/etc","~/proj"],"allowWrite":["~/proj/src"],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
+		{"credential-file-deny", `{"filesystem":{"denyRead":[],"allowRead":["~/.aws"],"allowWrite":["~"],"denyWrite":[]},"credentials":{"files":[{"path":"~/.aws/credentials","mode":"deny"},{"path":"~/.ssh","mode":"deny"}],"envVars":[{"name":"GITHUB_TOKEN","mode":"deny"}]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
+		{"literal-and-patterns", `{"filesystem":{"denyRead":[{"path":"list[].ts","literal":true},"/**/*.pem","locked/**/*.key"],"allowWrite":["src/*"],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
+		{"git-safe-directories", `{"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"git":{"safeDirectories":["~/proj","/"]},"network":{"allowedDomains":[],"deniedDomains":[]},"enableWeakerNestedSandbox":true,"allowNestedUserNamespaces":true}`},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := settings.Default()
+			if c.settings != "" {
+				var err error
+				if cfg, err = settings.Parse([]byte(c.settings)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			p, err := Build(Input{
+				Config: cfg, FS: host(), Cwd: "/home/u/proj", Home: "/home/u", TmpDir: PrivateTmp,
+				Env: []string{"GIT_CONFIG_COUNT=2"}, Command: []string{"/usr/bin/bash", "-c", "true"},
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			opts, command := p.BwrapArgs("/proc/self/fd/5")
+			got := p.String() + "\nbwrap " + strings.Join(opts, " ") + " -- " + strings.Join(command, " ") + "\n"
+			file := filepath.Join("testdata", c.name+".golden")
+			if *update {
+				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			want, err := os.ReadFile(file)
+			if err != nil {
+				t.Fatalf("%v (run with -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("plan differs from %s:\n--- got\n%s\n--- want\n%s", file, got, want)
+			}
+		})
+	}
+}

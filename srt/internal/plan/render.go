@@ -1,0 +1,44 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+)
+
+// String renders the plan one operation per line, for debug output and
+// golden tests.
+func (p *Plan) String() string {
+	var sb strings.Builder
+	fmt.Fprintf(&sb, "root %s\n", p.Root)
+	for _, m := range p.Mounts {
+		fmt.Fprintf(&sb, "mount %s %s  # %s\n", m.View, m.Path, m.Why)
+	}
+	for _, ph := range p.Placeholders {
+		kind := "file"
+		if ph.Dir {
+			kind = "dir"
+		}
+		fmt.Fprintf(&sb, "placeholder %s %s\n", kind, ph.Path)
+	}
+	for _, w := range p.WriteRoots {
+		fmt.Fprintf(&sb, "write-root %s\n", w)
+	}
+	for _, e := range p.Env {
+		if e.Unset {
+			fmt.Fprintf(&sb, "unsetenv %s\n", e.Name)
+		} else {
+			fmt.Fprintf(&sb, "setenv %s=%s\n", e.Name, e.Value)
+		}
+	}
+	if p.ProcBind {
+		sb.WriteString("proc host (weaker nested sandbox)\n")
+	}
+	fmt.Fprintf(&sb, "init block-unix-sockets=%v block-namespaces=%v landlock=%v\n", p.Init.BlockUnixSockets, p.Init.BlockNamespaces, p.Init.Landlock)
+	for _, w := range p.Warnings {
+		fmt.Fprintf(&sb, "warning %s\n", w)
+	}
+	for _, n := range p.Notes {
+		fmt.Fprintf(&sb, "note %s\n", n)
+	}
+	return sb.String()
+}

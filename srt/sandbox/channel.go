@@ -1,0 +1,153 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/srt-sandbox/srt/internal/initstage"
+)
+
+// openChannel makes the socket pair shared with the init stage and opens
+// the init stage's executable, in the descriptor order initstage expects.
+func (c *Cmd) openChannel(initExe string) error {
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return fmt.Errorf("sandbox: socketpair: %w", err)
+	}
+	ours := os.NewFile(uintptr(fds[0]), "channel")
+	theirs := os.NewFile(uintptr(fds[1]), "channel")
+	conn, err := net.FileConn(ours)
+	ours.Close()
+	if err != nil {
+		theirs.Close()
+		return fmt.Errorf("sandbox: channel: %w", err)
+	}
+	exe, err := os.Open(initExe)
+	if err != nil {
+		conn.Close()
+		theirs.Close()
+		return fmt.Errorf("sandbox: init stage executable: %w", err)
+	}
+	c.channel = conn.(*net.UnixConn)
+	c.childEnds = []*os.File{theirs, exe}
+	return nil
+}
+
+// readChannel follows what the init stage reports: the listening sockets
+// of the sandbox, "started", and "exited" with the status.
+func (c *Cmd) readChannel() {
+	defer close(c.readerDone)
+	defer c.closeDone()
+	defer close(c.listeners)
+	var buf []byte
+	b := make([]byte, 64)
+	oob := make([]byte, unix.CmsgSpace(255*4))
+	var pending []*os.File
+	for {
+		n, oobn, _, _, err := c.channel.ReadMsgUnix(b, oob)
+		buf = append(buf, b[:n]...)
+		if oobn > 0 {
+			pending = append(pending, rights(oob[:oobn])...)
+		}
+		for len(buf) > 0 {
+			switch {
+			case buf[0] == initstage.MsgStarted:
+				c.started = true
+				buf = buf[1:]
+				continue
+			case buf[0] == initstage.MsgListeners && len(buf) >= 2:
+				c.listeners <- pending
+				pending = nil
+				buf = buf[2:]
+				continue
+			case buf[0] == initstage.MsgExited && len(buf) >= 2:
+				c.exitCode, c.exited = int(buf[1]), true
+				return // the last report: stop reading, so Release need not wait for us
+			}
+			break
+		}
+		if err != nil {
+			for _, f := range pending {
+				f.Close()
+			}
+			return
+		}
+	}
+}
+
+// rights extracts the descriptors an SCM_RIGHTS message carries.
+func rights(oob []byte) []*os.File {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var out []*os.File
+	for _, m := range msgs {
+		fds, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			out = append(out, os.NewFile(uintptr(fd), "listener"))
+		}
+	}
+	return out
+}
+
+func (c *Cmd) closeDone() {
+	select {
+	case <-c.done:
+	default:
+		close(c.done)
+	}
+}
+
+// Signal delivers sig to the command's process group inside the sandbox.
+func (c *Cmd) Signal(sig os.Signal) error {
+	s, ok := sig.(syscall.Signal)
+	if !ok || s <= 0 || s > 255 {
+		return fmt.Errorf("sandbox: cannot forward signal %v", sig)
+	}
+	if c.channel == nil {
+		return errors.New("sandbox: command released")
+	}
+	_, err := c.channel.Write([]byte{byte(s)})
+	return err
+}
+
+// Started reports, once Done is closed, whether the command itself started
+// inside the sandbox. When it did not, bubblewrap failed to build the
+// sandbox.
+func (c *Cmd) Started() bool {
+	select {
+	case <-c.done:
+		return c.started
+	default:
+		return false
+	}
+}
+
+// Release removes what srt created on the host for the command (the
+// placeholders of write-protected paths that did not exist) and closes its
+// descriptors. Call it after Wait, or once Done is closed; it is safe to
+// call more than once.
+func (c *Cmd) Release() error {
+	var err error
+	c.once.Do(func() {
+		for _, f := range c.childEnds {
+			f.Close()
+		}
+		if c.channel != nil {
+			c.channel.Close()
+		}
+		if c.claim != nil {
+			err = c.claim.Release()
+		}
+	})
+	return err
+}

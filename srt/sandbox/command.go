@@ -1,0 +1,220 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/srt-sandbox/srt/internal/fsview"
+	"github.com/srt-sandbox/srt/internal/initstage"
+	"github.com/srt-sandbox/srt/internal/placeholders"
+	"github.com/srt-sandbox/srt/internal/plan"
+)
+
+// CommandOption adjusts one command.
+type CommandOption func(*commandOptions)
+
+type commandOptions struct {
+	dir string
+	env []string
+}
+
+// WithDir runs the command in dir (default: the current directory).
+// Relative paths in the settings are resolved against it.
+func WithDir(dir string) CommandOption { return func(o *commandOptions) { o.dir = dir } }
+
+// WithEnv gives the command this environment instead of the process's.
+func WithEnv(env []string) CommandOption { return func(o *commandOptions) { o.env = env } }
+
+// argsFD is the descriptor bubblewrap reads its arguments from.
+const argsFD = initstage.ExeFD + 1
+
+// Cmd is a sandboxed command. Configure its embedded *exec.Cmd (Stdin,
+// Stdout, Stderr, …) before starting it, start and wait for it with Cmd's
+// own Start, Run and Wait, and call Release afterwards.
+type Cmd struct {
+	*exec.Cmd
+	// Plan is what the sandbox is made of.
+	Plan *plan.Plan
+
+	channel   *net.UnixConn // srt's end of the socket pair shared with the init stage
+	childEnds []*os.File
+	claim     *placeholders.Claim
+	once      sync.Once
+
+	done       chan struct{} // closed once the status is known, or the sandbox is gone
+	readerDone chan struct{}
+	started    bool
+	exitCode   int
+	exited     bool
+	// listeners receives the listening sockets made in the sandbox, once.
+	listeners chan []*os.File
+}
+
+// Command wraps a shell command string. The command runs with the
+// configuration current at this call.
+func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOption) (c *Cmd, err error) {
+	o := commandOptions{env: os.Environ()}
+	for _, f := range opts {
+		f(&o)
+	}
+	if o.dir == "" {
+		if o.dir, err = os.Getwd(); err != nil {
+			return nil, fmt.Errorf("sandbox: working directory: %w", err)
+		}
+	}
+	if o.dir, err = filepath.Abs(o.dir); err != nil {
+		return nil, err
+	}
+	home, err := os.UserHomeDir()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w; set HOME", err)
+	}
+	cfg := m.Config()
+
+	c = &Cmd{}
+	defer func() {
+		if err != nil {
+			c.Release()
+		}
+	}()
+	p, err := plan.Build(plan.Input{
+		Config: cfg, FS: fsview.OS{}, Cwd: filepath.Clean(o.dir), Home: filepath.Clean(home), TmpDir: plan.PrivateTmp,
+		Env: o.env, Command: []string{m.shell, "-c", command},
+	})
+	if err != nil {
+		return nil, err
+	}
+	c.Plan = p
+	m.opts.Logger.Debug().Msgf("plan:\n%s", p)
+	for _, w := range p.Warnings {
+		fmt.Fprintf(m.opts.Warnings, "srt: warning: %s\n", w)
+	}
+	if cfg.EnableWeakerNestedSandbox {
+		fmt.Fprintln(m.opts.Warnings, "srt: warning: enableWeakerNestedSandbox is on: the sandbox sees the host's /proc (every host process and its /proc files) and may create user namespaces; use it only where a fresh /proc cannot be mounted")
+	}
+
+	if len(p.Placeholders) > 0 {
+		reg, err := m.registry()
+		if err != nil {
+			return nil, err
+		}
+		wants := make([]placeholders.Want, len(p.Placeholders))
+		for i, ph := range p.Placeholders {
+			wants[i] = placeholders.Want{Path: ph.Path, Dir: ph.Dir}
+		}
+		if c.claim, err = reg.Acquire(wants); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+		if len(c.claim.Missing) > 0 {
+			p.DropPlaceholders(c.claim.Missing)
+		}
+	}
+	if err := c.openChannel(m.initExe); err != nil {
+		return nil, err
+	}
+	options, inside := p.BwrapArgs(initstage.ExePath)
+	args, err := argsFile(options)
+	if err != nil {
+		return nil, err
+	}
+	c.childEnds = append(c.childEnds, args)
+
+	cmd := exec.CommandContext(ctx, m.bwrap.Path, append([]string{"--args", fmt.Sprint(argsFD), "--"}, inside...)...)
+	cmd.Dir = o.dir
+	cmd.Env = o.env
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
+	cmd.ExtraFiles = c.childEnds
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	cmd.Cancel = func() error { return c.Signal(unix.SIGTERM) }
+	cmd.WaitDelay = 5 * time.Second
+	c.Cmd = cmd
+	c.done, c.readerDone, c.listeners = make(chan struct{}), make(chan struct{}), make(chan []*os.File, 1)
+	return c, nil
+}
+
+// Start starts the sandbox.
+func (c *Cmd) Start() error {
+	if err := c.Cmd.Start(); err != nil {
+		return err
+	}
+	// The child has its copies; ours would keep the channel from ever
+	// reaching end-of-file.
+	for _, f := range c.childEnds {
+		f.Close()
+	}
+	c.childEnds = nil
+	go c.readChannel()
+	return nil
+}
+
+// Run starts the sandbox and waits for it.
+func (c *Cmd) Run() error {
+	if err := c.Start(); err != nil {
+		return err
+	}
+	return c.Wait()
+}
+
+// Wait waits for bubblewrap to exit.
+func (c *Cmd) Wait() error {
+	err := c.Cmd.Wait()
+	<-c.readerDone
+	return err
+}
+
+// Done is closed when the command has finished inside the sandbox and
+// nothing of the sandbox runs any more (or the sandbox is gone without
+// saying so). Status then tells the command's exit status, possibly before
+// bubblewrap itself has exited.
+func (c *Cmd) Done() <-chan struct{} { return c.done }
+
+// Status returns the command's exit status (128+N when killed by signal
+// N) once Done is closed; ok is false when the sandbox never reported one.
+func (c *Cmd) Status() (code int, ok bool) {
+	select {
+	case <-c.done:
+		return c.exitCode, c.exited
+	default:
+		return 0, false
+	}
+}
+
+// argsFile writes bubblewrap's arguments, NUL-separated, to an anonymous
+// memory file: no argv size limit applies.
+func argsFile(args []string) (*os.File, error) {
+	for _, a := range args {
+		if strings.IndexByte(a, 0) >= 0 {
+			return nil, fmt.Errorf("sandbox: an argument contains a NUL byte: %q", a)
+		}
+	}
+	fd, err := unix.MemfdCreate("srt-bwrap-args", unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: memfd: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), "bwrap-args")
+	var buf bytes.Buffer
+	for _, a := range args {
+		buf.WriteString(a)
+		buf.WriteByte(0)
+	}
+	if _, err := f.Write(buf.Bytes()); err != nil {
+		f.Close()
+		return nil, err
+	}
+	if _, err := f.Seek(0, 0); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return f, nil
+}

@@ -1,0 +1,24 @@
+package sandbox
+
+import (
+	"github.com/srt-sandbox/srt/internal/bwrap"
+	"github.com/srt-sandbox/srt/internal/plan"
+	"github.com/srt-sandbox/srt/settings"
+)
+
+// Errors callers can branch on with errors.Is.
+var (
+	// ErrInvalidConfig: the settings cannot be used.
+	ErrInvalidConfig = settings.ErrInvalid
+	// ErrMissingDependency: bubblewrap is missing, too old or broken.
+	ErrMissingDependency = bwrap.ErrMissing
+	// ErrCannotSandbox: this machine or container does not let bubblewrap
+	// build a sandbox (user namespaces disabled, AppArmor, capabilities).
+	ErrCannotSandbox = bwrap.ErrCannotSandbox
+	// ErrTooManyMounts: the filesystem rules need more mounts than srt
+	// allows.
+	ErrTooManyMounts = plan.ErrTooManyMounts
+	// ErrGlobTooBroad: a deny pattern would need too large a walk to
+	// expand fully.
+	ErrGlobTooBroad = plan.ErrGlobTooBroad
+)

@@ -1,0 +1,133 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sync"
+
+	"github.com/rs/zerolog"
+
+	"github.com/srt-sandbox/srt/internal/bwrap"
+	"github.com/srt-sandbox/srt/internal/placeholders"
+	"github.com/srt-sandbox/srt/settings"
+)
+
+// Options configure a Manager. The zero value is ready to use.
+type Options struct {
+	// Shell runs command strings: "bash" (looked up on PATH) by default.
+	Shell string
+	// InitExecutable is the program started inside the sandbox as its init
+	// stage: srt-init, or any program that links this package. Default:
+	// srt-init beside this program's executable, else this program.
+	InitExecutable string
+	// Logger receives debug output. The zero Logger discards it.
+	Logger zerolog.Logger
+	// Warnings receives the lines that say what a setting could not do,
+	// once per command (default os.Stderr).
+	Warnings io.Writer
+}
+
+// Manager wraps commands in sandboxes for one configuration. It is safe for
+// concurrent use.
+type Manager struct {
+	opts    Options
+	bwrap   bwrap.Info
+	shell   string
+	regOnce sync.Once
+	reg     *placeholders.Registry
+	regErr  error
+	// initExe is the init stage's executable.
+	initExe string
+
+	mu  sync.RWMutex
+	cfg *settings.Config
+}
+
+// New checks that this machine can sandbox (bubblewrap present and recent
+// enough, user namespaces available) and returns a Manager for cfg.
+func New(cfg *settings.Config, opts Options) (*Manager, error) {
+	if cfg == nil {
+		return nil, fmt.Errorf("sandbox: nil config: %w", ErrInvalidConfig)
+	}
+	if opts.Warnings == nil {
+		opts.Warnings = os.Stderr
+	}
+	info, err := bwrap.Locate(cfg.BwrapPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := bwrap.CheckEnvironment(); err != nil {
+		return nil, err
+	}
+	if err := checkArch(cfg); err != nil {
+		return nil, err
+	}
+	shellName := opts.Shell
+	if shellName == "" {
+		shellName = "bash"
+	}
+	shell, err := exec.LookPath(shellName)
+	if err != nil {
+		return nil, fmt.Errorf("Shell '%s' not found in PATH: %w", shellName, ErrMissingDependency)
+	}
+	for _, ig := range cfg.Ignored {
+		opts.Logger.Debug().Msgf("setting %s has no effect on Linux, ignored", ig)
+	}
+	initExe := opts.InitExecutable
+	if initExe == "" {
+		initExe = findInit()
+	}
+	opts.Logger.Debug().Str("bwrap", info.Path).Str("version", info.Version.String()).Str("init", initExe).Msg("sandbox ready")
+	return &Manager{opts: opts, bwrap: info, shell: shell, cfg: cfg, initExe: initExe}, nil
+}
+
+// findInit prefers srt-init installed beside this program (it starts faster
+// than a re-execution of a larger program) and falls back to this program.
+func findInit() string {
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			p := filepath.Join(filepath.Dir(exe), "srt-init")
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+				return p
+			}
+		}
+	}
+	return "/proc/self/exe"
+}
+
+// registry opens the placeholder registry the first time a command needs
+// one: most commands need none, and do not pay for it.
+func (m *Manager) registry() (*placeholders.Registry, error) {
+	m.regOnce.Do(func() {
+		m.reg, m.regErr = placeholders.Open()
+		if m.regErr != nil {
+			m.regErr = fmt.Errorf("sandbox: %w", m.regErr)
+		}
+	})
+	return m.reg, m.regErr
+}
+
+// Config returns the configuration new commands get.
+func (m *Manager) Config() *settings.Config {
+	m.mu.RLock()
+	defer m.mu.RUnlock()
+	return m.cfg
+}
+
+// UpdateConfig replaces the configuration for commands wrapped from now on.
+func (m *Manager) UpdateConfig(cfg *settings.Config) error {
+	if cfg == nil {
+		return errors.New("sandbox: nil config")
+	}
+	m.mu.Lock()
+	m.cfg = cfg
+	m.mu.Unlock()
+	return nil
+}
+
+// Diagnose explains why bubblewrap failed to build a sandbox.
+func (m *Manager) Diagnose() error { return bwrap.Diagnose(m.bwrap) }
