@@ -1,0 +1,73 @@
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+func TestExitStatusPassesThrough(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		expect(t, w.srt("-c", "exit 42"), 42)
+		expect(t, w.srt("-c", "kill -9 $$"), 137)
+		expect(t, w.srt("-c", "kill -TERM $$"), 143)
+		expect(t, w.srt("true"), 0)
+		expect(t, w.srt("false"), 1)
+		expect(t, w.srt("-c", "no-such-command-xyz"), 127, "no-such-command-xyz: command not found")
+	})
+}
+
+func TestArgumentsAreQuoted(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		r := w.srt("--", "echo", "a b", "$HOME", "it's", "!x", "")
+		expect(t, r, 0)
+		if r.stdout != "a b $HOME it's !x \n" {
+			t.Fatalf("got %q", r.stdout)
+		}
+		// Flags are read only before the command.
+		r = w.srt("echo", "-c", "hi")
+		expect(t, r, 0)
+		if r.stdout != "-c hi\n" {
+			t.Fatalf("got %q", r.stdout)
+		}
+		r = w.srt("-c", "echo $((1+2)) | tr 3 x")
+		expect(t, r, 0)
+		if r.stdout != "x\n" {
+			t.Fatalf("shell syntax in -c: got %q", r.stdout)
+		}
+		r = w.srt("-c", "echo one", "echo", "two")
+		expect(t, r, 0, "warning: -c was given, so the command arguments (echo two) are ignored")
+		if r.stdout != "one\n" {
+			t.Fatalf("got %q", r.stdout)
+		}
+	})
+}
+
+func TestUsage(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		expect(t, w.srt(), 1, "srt: no command given")
+		expect(t, w.srt("--bogus", "true"), 1, "srt: flag provided but not defined: -bogus")
+		r := w.srt("--version")
+		expect(t, r, 0)
+		if strings.TrimSpace(r.stdout) == "" || r.stderr != "" {
+			t.Fatalf("--version should print to stdout only: %s", r)
+		}
+		expect(t, w.srt("--help"), 0, "--settings", "--debug", "-c COMMAND")
+	})
+}
+
+func TestDebugGoesToStderrOnly(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		r := w.srt("-d", "-c", "echo out")
+		expect(t, r, 0, "srt: debug:", "No config found at")
+		if r.stdout != "out\n" {
+			t.Fatalf("stdout must hold only the command's output: %q", r.stdout)
+		}
+		// -d is the same as SRT_DEBUG=1, which the command also sees.
+		r = w.srt("-d", "-c", "echo $SRT_DEBUG")
+		if r.stdout != "1\n" {
+			t.Fatalf("SRT_DEBUG inside: %q", r.stdout)
+		}
+		r = w.srtEnv([]string{"SRT_DEBUG=1"}, "true")
+		expect(t, r, 0, "srt: debug:")
+	})
+}

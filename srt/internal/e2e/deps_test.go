@@ -1,0 +1,47 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+func TestMissingBubblewrap(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		// A PATH with bash but without bwrap.
+		pathDir := w.mkdir("path")
+		bash, _ := exec.LookPath("bash")
+		os.Symlink(bash, filepath.Join(pathDir, "bash"))
+		r := w.srtEnv([]string{"PATH=" + pathDir}, "true")
+		expect(t, r, 1, "srt: bubblewrap (bwrap) is not installed or not on PATH; install it (Debian/Ubuntu: apt-get install bubblewrap")
+		s := `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"bwrapPath":"/nonexistent/bwrap"}`
+		expect(t, w.srt("-s", w.settings(s), "true"), 1, "srt: bubblewrap (bwrapPath /nonexistent/bwrap) cannot be used")
+		notExec := w.write("fake-bwrap", "#!/bin/sh\n")
+		os.Chmod(notExec, 0o644)
+		s = `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"bwrapPath":"` + notExec + `"}`
+		expect(t, w.srt("-s", w.settings(s), "true"), 1, "is not executable at "+notExec)
+		old := w.write("old-bwrap", "#!/bin/sh\necho 'bubblewrap 0.4.1'\n")
+		os.Chmod(old, 0o755)
+		s = `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"bwrapPath":"` + old + `"}`
+		expect(t, w.srt("-s", w.settings(s), "true"), 1, "bubblewrap 0.4.1 at "+old+" is older than 0.5.0")
+	})
+}
+
+// TestRootWithoutSetfcap: root whose bounding set lacks CAP_SETFCAP cannot
+// map uid 0 into the sandbox's user namespace; srt says so up front.
+func TestRootWithoutSetfcap(t *testing.T) {
+	if os.Geteuid() != 0 {
+		t.Skip("needs root: the check is about root's capability bounding set")
+	}
+	capsh, err := exec.LookPath("capsh")
+	if err != nil {
+		t.Fatalf("capsh is needed for this test (Debian: libcap2-bin): %v", err)
+	}
+	w := newWorkspace(t, runner{name: "root"})
+	cmd := exec.Command(capsh, "--drop=cap_setfcap", "--", "-c", filepath.Join(bin, "srt")+" true")
+	cmd.Dir, cmd.Env = w.dir, w.env()
+	out, _ := cmd.CombinedOutput()
+	r := result{stdout: string(out), code: cmd.ProcessState.ExitCode()}
+	expect(t, r, 1, "running as uid 0 without CAP_SETFCAP in this process's capability bounding set", "Grant CAP_SETFCAP to this process, or run as a non-root user")
+}

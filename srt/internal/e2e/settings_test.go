@@ -1,0 +1,39 @@
+package e2e
+
+import (
+	"os"
+	"testing"
+)
+
+func TestSettingsFileErrors(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		expect(t, w.srt("-s", "/does/not/exist", "true"), 1,
+			"srt: /does/not/exist does not exist.",
+			"Refusing to run with the built-in defaults, which would drop the rules --settings asked for.")
+		empty := w.write("empty.json", "  \n")
+		expect(t, w.srt("-s", empty, "true"), 1, "srt: "+empty+" is empty. Delete it, or put a config in it.",
+			"Refusing to run with the built-in defaults, which would drop this file's rules")
+		bad := w.write("bad.json", "{bad")
+		expect(t, w.srt("-s", bad, "true"), 1, "srt: "+bad+" is not valid JSON:")
+		incomplete := w.write("incomplete.json", `{"network":{}}`)
+		expect(t, w.srt("-s", incomplete, "true"), 1, "srt: "+incomplete+" does not hold a valid config — network.allowedDomains: Required; network.deniedDomains: Required; filesystem: Required")
+		typo := w.write("typo.json", `{"network":{"allowedDomains":[],"deniedDomains":["*.com"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWite":[]}}`)
+		expect(t, w.srt("-s", typo, "true"), 1, "network.deniedDomains.0: Invalid domain pattern.",
+			`filesystem.denyWite: unknown key: srt refuses keys it does not know, so that a misspelt setting cannot silently drop a rule; did you mean "denyWrite"?`,
+			"filesystem.denyWrite: Required")
+		dir := w.mkdir("adir.json")
+		expect(t, w.srt("-s", dir, "true"), 1, "srt: "+dir+" could not be read (EISDIR).")
+		// The default file, when present, is used; when broken, refused.
+		w.write("home/.srt-settings.json", "{")
+		expect(t, w.srt("true"), 1, ".srt-settings.json is not valid JSON")
+		os.Remove(w.path("home/.srt-settings.json"))
+		expect(t, w.srt("true"), 0)
+	})
+}
+
+func TestIgnoredSettingsAreAcceptedWithDebugLine(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		s := w.settings(`{"network":{"allowedDomains":[],"deniedDomains":[],"allowUnixSockets":["/x"],"allowLocalBinding":true},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"ripgrep":{"command":"rg"},"allowPty":true}`)
+		expect(t, w.srt("-d", "-s", s, "true"), 0, "network.allowUnixSockets (macOS only", "ripgrep (configures the reference's ripgrep", "allowPty (macOS only)")
+	})
+}
