@@ -1,0 +1,54 @@
+package proxy
+
+import (
+	"crypto/subtle"
+	"encoding/base64"
+	"strings"
+)
+
+// checkBasic checks a Proxy-Authorization value, "Basic base64(user:pass)"
+// (scheme case-insensitive), against token. The user must be non-empty and
+// the password equal to token (compared in constant time). It returns the
+// user.
+func checkBasic(value, token string) (string, bool) {
+	scheme, cred, ok := strings.Cut(strings.TrimSpace(value), " ")
+	if !ok || !strings.EqualFold(scheme, "basic") {
+		return "", false
+	}
+	cred = strings.TrimSpace(cred)
+	raw, err := base64.StdEncoding.DecodeString(cred)
+	if err != nil {
+		if raw, err = base64.RawStdEncoding.DecodeString(strings.TrimRight(cred, "=")); err != nil {
+			return "", false
+		}
+	}
+	user, pass, ok := strings.Cut(string(raw), ":")
+	if !ok || user == "" {
+		return "", false
+	}
+	return user, tokenEqual(pass, token)
+}
+
+// tokenEqual compares a presented password with the token in constant time.
+func tokenEqual(got, token string) bool {
+	return token != "" && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
+}
+
+// authenticate checks a request head's proxy credentials. With no token
+// configured every client passes, as user "" (its Proxy-Authorization, if
+// any, is forwarded). With a token, exactly one valid Proxy-Authorization
+// is needed; consumed then says it is ours and is not forwarded.
+func (s *Server) authenticate(h *requestHead) (user string, consumed, ok bool) {
+	if s.Token == "" {
+		return "", false, true
+	}
+	values := h.values("proxy-authorization")
+	if len(values) != 1 {
+		return "", false, false
+	}
+	user, ok = checkBasic(values[0], s.Token)
+	if !ok {
+		return "", false, false
+	}
+	return user, true, true
+}

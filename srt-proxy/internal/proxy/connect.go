@@ -1,0 +1,88 @@
+package proxy
+
+import (
+	"bufio"
+	"net"
+)
+
+// connectEstablished is the answer to an allowed CONNECT.
+const connectEstablished = "HTTP/1.1 200 Connection Established\r\n\r\n"
+
+// serveConnect serves a CONNECT: authenticate, parse the target, ask, dial,
+// answer 200 and tunnel. Every refusal closes the connection.
+func (h *httpConn) serveConnect(head *requestHead, rec *record) {
+	user, _, ok := h.s.authenticate(head)
+	if !ok {
+		h.refuse(rec, Refusal{Cause: CauseAuth, Kind: KindConnect}, true)
+		return
+	}
+	rec.user = user
+	host, port, err := parseConnectTarget(head.target)
+	if err != nil {
+		h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: KindConnect, Reason: err.Error()}, true)
+		return
+	}
+	req := &Request{Kind: KindConnect, User: user, Method: "CONNECT", Host: host, Port: port, Path: "*"}
+	rec.about(req)
+	ctx, cancel := h.requestContext()
+	defer cancel()
+	v, err := h.s.Asker.Ask(ctx, req)
+	if err != nil {
+		h.refuse(rec, Refusal{Cause: CauseUnavailable, Kind: KindConnect, Reason: deciderReason(err.Error())}, true)
+		return
+	}
+	if !v.Allow {
+		h.refuse(rec, Refusal{Cause: CauseDenied, Kind: KindConnect, Status: v.Status, Reason: v.Reason, Host: host}, true)
+		return
+	}
+	up, dialed, err := h.s.Dialer.Tunnel(ctx, host, port)
+	rec.addr = dialed.Addr
+	if err != nil {
+		h.upstreamFailed(rec, req, err, true)
+		return
+	}
+	h.bw.WriteString(connectEstablished)
+	if err := h.bw.Flush(); err != nil {
+		up.Close()
+		rec.set(decisionFail, "writing the CONNECT answer: "+err.Error())
+		h.s.log(rec)
+		return
+	}
+	rec.set(decisionAllow, v.Reason)
+	early := takeBuffered(h.br)
+	h.br, h.bw = nil, nil // an idle tunnel holds no buffers
+	h.s.runTunnel(h.c, early, up, rec)
+	h.s.log(rec)
+}
+
+// takeBuffered returns a copy of the bytes br holds that the client sent
+// after its request (the start of the tunnel's stream).
+func takeBuffered(br *bufio.Reader) []byte {
+	n := br.Buffered()
+	if n == 0 {
+		return nil
+	}
+	b, _ := br.Peek(n)
+	return append([]byte(nil), b...)
+}
+
+// runTunnel relays between the client and up until both are done, first
+// sending up what the client sent early. The bytes are counted into rec.
+func (s *Server) runTunnel(c *conn, early []byte, up net.Conn, rec *record) {
+	if !c.setUpstream(up) {
+		up.Close()
+		rec.set(decisionFail, "server closing")
+		return
+	}
+	if len(early) > 0 {
+		n, err := up.Write(early)
+		rec.up += int64(n)
+		if err != nil {
+			rec.set(decisionFail, "writing to the upstream: "+err.Error())
+			return
+		}
+	}
+	n, m := tunnel(c.raw, up)
+	rec.up += n
+	rec.down += m
+}

@@ -1,0 +1,420 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/rs/zerolog"
+)
+
+// upstream is a loopback HTTP server that records what reaches it.
+type upstream struct {
+	*httptest.Server
+	mu      sync.Mutex
+	headers []http.Header
+	hosts   []string
+	remotes []string
+	uris    []string
+	bodies  []string
+}
+
+func newUpstream(t testing.TB, handler func(w http.ResponseWriter, r *http.Request)) *upstream {
+	u := &upstream{}
+	u.Server = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		u.mu.Lock()
+		u.headers = append(u.headers, r.Header.Clone())
+		u.hosts = append(u.hosts, r.Host)
+		u.remotes = append(u.remotes, r.RemoteAddr)
+		u.uris = append(u.uris, r.RequestURI)
+		u.bodies = append(u.bodies, string(body))
+		u.mu.Unlock()
+		if handler != nil {
+			handler(w, r)
+			return
+		}
+		fmt.Fprintf(w, "hello %s", r.URL.Path)
+	}))
+	t.Cleanup(u.Close)
+	return u
+}
+
+func TestKeepAlive(t *testing.T) {
+	up := newUpstream(t, nil)
+	a := &fakeAsker{}
+	addr, _ := startProxy(t, a, nil)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	for i := range 5 {
+		fmt.Fprintf(c, "GET %s/r%d HTTP/1.1\r\nHost: %s\r\n\r\n", up.URL, i, up.Listener.Addr())
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if want := fmt.Sprintf("hello /r%d", i); string(body) != want || resp.StatusCode != 200 || resp.Close {
+			t.Fatalf("request %d: %d %q close=%v", i, resp.StatusCode, body, resp.Close)
+		}
+	}
+	// Pipelined: three requests in one write.
+	var b bytes.Buffer
+	for i := range 3 {
+		fmt.Fprintf(&b, "GET %s/p%d HTTP/1.1\r\nHost: x\r\n\r\n", up.URL, i)
+	}
+	c.Write(b.Bytes())
+	for i := range 3 {
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("pipelined %d: %v", i, err)
+		}
+		body, _ := io.ReadAll(resp.Body)
+		if want := fmt.Sprintf("hello /p%d", i); string(body) != want {
+			t.Fatalf("pipelined %d: %q", i, body)
+		}
+	}
+	if n := len(a.requests()); n != 8 {
+		t.Errorf("asked %d times, want once per request (8)", n)
+	}
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	for _, r := range up.remotes {
+		if r != up.remotes[0] {
+			t.Errorf("upstream connections %v: not kept alive", up.remotes)
+			break
+		}
+	}
+	r := a.requests()[0]
+	want := Request{Kind: KindHTTP, Method: "GET", Host: "127.0.0.1", Port: up.Listener.Addr().(*net.TCPAddr).Port,
+		HostHeader: up.Listener.Addr().String(), Path: "/r0"}
+	if r.Kind != want.Kind || r.Method != want.Method || r.Host != want.Host || r.Port != want.Port ||
+		r.HostHeader != want.HostHeader || r.Path != want.Path || r.Query != "" || r.Headers != nil {
+		t.Errorf("asked %+v, want %+v", r, want)
+	}
+}
+
+func TestHopByHopRemoved(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Connection", "X-Resp-Hop")
+		w.Header().Set("X-Resp-Hop", "1")
+		w.Header().Set("Keep-Alive", "timeout=5")
+		w.Header().Set("Proxy-Authenticate", `Basic realm="upstream"`)
+		w.Header().Set("X-Resp-Keep", "yes")
+		io.WriteString(w, "ok")
+	})
+	a := &fakeAsker{}
+	addr, _ := startProxy(t, a, func(s *Server) { s.Token = testToken })
+	req := "GET " + up.URL + "/h?q=1 HTTP/1.1\r\n" +
+		"Host: " + up.Listener.Addr().String() + "\r\n" +
+		"Proxy-Authorization: " + basicAuth("srt", testToken) + "\r\n" +
+		"Connection: X-Custom, keep-alive\r\n" +
+		"X-Custom: 1\r\n" +
+		"Keep-Alive: 300\r\n" +
+		"Proxy-Connection: keep-alive\r\n" +
+		"TE: trailers\r\n" +
+		"Trailer: X-T\r\n" +
+		"Upgrade: websocket\r\n" +
+		"X-Keep: yes\r\n" +
+		"x-lower: kept\r\n" +
+		"\r\n"
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.Write([]byte(req))
+	br := bufio.NewReader(c)
+	head := readResponseHead(t, br)
+	for _, h := range []string{"X-Resp-Hop", "Keep-Alive", "Proxy-Authenticate", "Connection"} {
+		if strings.Contains(head, h+":") {
+			t.Errorf("response header %s relayed:\n%s", h, head)
+		}
+	}
+	if !strings.Contains(head, "X-Resp-Keep: yes\r\n") || !strings.HasPrefix(head, "HTTP/1.1 200 OK\r\n") {
+		t.Errorf("response head:\n%s", head)
+	}
+	up.mu.Lock()
+	got := up.headers[0]
+	host, uri := up.hosts[0], up.uris[0]
+	up.mu.Unlock()
+	for _, h := range []string{"Connection", "X-Custom", "Keep-Alive", "Proxy-Connection", "Te", "Trailer", "Upgrade", "Proxy-Authorization"} {
+		if _, ok := got[h]; ok {
+			t.Errorf("hop-by-hop %s reached the upstream: %v", h, got)
+		}
+	}
+	if got.Get("X-Keep") != "yes" || got.Get("X-Lower") != "kept" {
+		t.Errorf("end-to-end headers lost: %v", got)
+	}
+	if _, ok := got["User-Agent"]; ok {
+		t.Errorf("a User-Agent the client did not send: %v", got)
+	}
+	if host != up.Listener.Addr().String() || uri != "/h?q=1" {
+		t.Errorf("upstream saw Host %q, request-target %q", host, uri)
+	}
+	// The decider saw the hop-by-hop headers (but not our credential).
+	r := a.requests()[0]
+	if r.Headers["proxy-connection"] == nil || r.Headers["proxy-authorization"] != nil || r.Query != "q=1" {
+		t.Errorf("asked %+v", r)
+	}
+}
+
+func TestProxyAuthorizationForwardedWithoutToken(t *testing.T) {
+	up := newUpstream(t, nil)
+	addr, _ := startProxy(t, &fakeAsker{}, nil)
+	rawExchange(t, addr, []byte("GET "+up.URL+"/ HTTP/1.1\r\nHost: x\r\nProxy-Authorization: Basic Zm9vOmJhcg==\r\nConnection: close\r\n\r\n"))
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	if got := up.headers[0].Get("Proxy-Authorization"); got != "Basic Zm9vOmJhcg==" {
+		t.Errorf("Proxy-Authorization not ours, yet dropped: %q", got)
+	}
+}
+
+func TestVerdictHeaderEdits(t *testing.T) {
+	up := newUpstream(t, nil)
+	a := &fakeAsker{answer: func(*Request) (Verdict, error) {
+		return Verdict{Allow: true, SetHeaders: map[string][]string{"x-set": {"1", "2"}},
+			RemoveHeaders: []string{"x_remove"}}, nil
+	}}
+	addr, _ := startProxy(t, a, nil)
+	rawExchange(t, addr, []byte("GET "+up.URL+"/ HTTP/1.1\r\nHost: x\r\nX-Remove: a\r\nX.Set: old\r\nX-Other: b\r\nConnection: close\r\n\r\n"))
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	h := up.headers[0]
+	if h.Get("X-Remove") != "" || h.Get("X.Set") != "" || strings.Join(h["X-Set"], ",") != "1,2" || h.Get("X-Other") != "b" {
+		t.Errorf("upstream headers %v", h)
+	}
+}
+
+func TestRequestBodies(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		fmt.Fprintf(w, "len=%d te=%v", r.ContentLength, r.TransferEncoding)
+	})
+	addr, _ := startProxy(t, &fakeAsker{}, nil)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	exchange := func(req string) string {
+		t.Helper()
+		io.WriteString(c, req)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		return string(b)
+	}
+	if got := exchange("POST " + up.URL + "/ HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello"); got != "len=5 te=[]" {
+		t.Errorf("Content-Length body: %q", got)
+	}
+	if got := exchange("POST " + up.URL + "/ HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n5\r\nhello\r\n6\r\n world\r\n0\r\nX-Trailer: t\r\n\r\n"); got != "len=-1 te=[chunked]" {
+		t.Errorf("chunked body: %q", got)
+	}
+	// 100-continue: the proxy invites the body.
+	io.WriteString(c, "PUT "+up.URL+"/ HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\nExpect: 100-continue\r\n\r\n")
+	if line, _ := br.ReadString('\n'); line != "HTTP/1.1 100 Continue\r\n" {
+		t.Fatalf("got %q, want a 100 Continue", line)
+	}
+	br.ReadString('\n')
+	io.WriteString(c, "abc")
+	resp, err := http.ReadResponse(br, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	if string(b) != "len=3 te=[]" {
+		t.Errorf("100-continue body: %q", b)
+	}
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	if want := []string{"hello", "hello world", "abc"}; fmt.Sprint(up.bodies) != fmt.Sprint(want) {
+		t.Errorf("upstream bodies %q, want %q", up.bodies, want)
+	}
+}
+
+func TestResponseFraming(t *testing.T) {
+	up := newUpstream(t, func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/stream":
+			for i := range 3 {
+				fmt.Fprintf(w, "part%d;", i)
+				w.(http.Flusher).Flush()
+			}
+		case "/empty":
+			w.WriteHeader(204)
+		default:
+			w.Header().Set("Content-Length", "5")
+			io.WriteString(w, "fixed")
+		}
+	})
+	addr, _ := startProxy(t, &fakeAsker{}, nil)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	for _, tt := range []struct{ method, path, body, te string }{
+		{"GET", "/stream", "part0;part1;part2;", "chunked"},
+		{"GET", "/fixed", "fixed", ""},
+		{"HEAD", "/fixed", "", ""},
+		{"GET", "/empty", "", ""},
+	} {
+		fmt.Fprintf(c, "%s %s%s HTTP/1.1\r\nHost: x\r\n\r\n", tt.method, up.URL, tt.path)
+		resp, err := http.ReadResponse(br, &http.Request{Method: tt.method})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		if string(b) != tt.body || strings.Join(resp.TransferEncoding, ",") != tt.te {
+			t.Errorf("%s %s: %q te=%v", tt.method, tt.path, b, resp.TransferEncoding)
+		}
+		if tt.method == "HEAD" && resp.ContentLength != 5 {
+			t.Errorf("HEAD lost its Content-Length: %d", resp.ContentLength)
+		}
+	}
+	// An HTTP/1.0 client gets a close-delimited stream.
+	fmt.Fprintf(c, "GET %s/stream HTTP/1.0\r\n\r\n", up.URL)
+	all, _ := io.ReadAll(br)
+	if !strings.Contains(string(all), "Connection: close\r\n") || !strings.HasSuffix(string(all), "\r\n\r\npart0;part1;part2;") {
+		t.Errorf("HTTP/1.0 stream: %q", all)
+	}
+}
+
+func TestConnectTunnel(t *testing.T) {
+	echo := echoServer(t, "tcp", "127.0.0.1:0")
+	a := &fakeAsker{}
+	addr, _ := startProxy(t, a, func(s *Server) { s.Token = testToken })
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	target := echo.Addr().String()
+	// The first bytes of the tunnel travel with the CONNECT.
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\nProxy-Authorization: %s\r\n\r\nearly bytes|", target, target, basicAuth("srt.abc", testToken))
+	want := connectEstablished + "early bytes|"
+	if got := readN(t, c, len(want)); string(got) != want {
+		t.Fatalf("got %q, want %q", got, want)
+	}
+	msg := bytes.Repeat([]byte("0123456789"), 100000)
+	go c.Write(msg)
+	if got := readN(t, c, len(msg)); !bytes.Equal(got, msg) {
+		t.Fatal("echo mismatch")
+	}
+	c.(*net.TCPConn).CloseWrite()
+	if rest, err := io.ReadAll(c); err != nil || len(rest) != 0 {
+		t.Fatalf("after half-close: %q, %v", rest, err)
+	}
+	r := a.requests()[0]
+	if r.Kind != KindConnect || r.Method != "CONNECT" || r.Path != "*" || r.User != "srt.abc" || r.Host != "127.0.0.1" || r.Headers != nil {
+		t.Errorf("asked %+v", r)
+	}
+}
+
+func TestDecisionLog(t *testing.T) {
+	up := newUpstream(t, nil)
+	var mu sync.Mutex
+	var buf bytes.Buffer
+	w := zerolog.SyncWriter(writerFunc(func(p []byte) (int, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		return buf.Write(p)
+	}))
+	a := &fakeAsker{answer: func(r *Request) (Verdict, error) {
+		if r.Path == "/deny" {
+			return Verdict{Status: 403, Reason: "host is on the deny list"}, nil
+		}
+		return Verdict{Allow: true}, nil
+	}}
+	addr, srv := startProxy(t, a, func(s *Server) {
+		s.Token = testToken
+		s.Logger = zerolog.New(w)
+	})
+	auth := "Proxy-Authorization: " + basicAuth("srt.x", testToken) + "\r\n"
+	rawExchange(t, addr, []byte("POST "+up.URL+"/ok HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n"+auth+"\r\nabcGET "+up.URL+"/deny HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"+auth+"\r\n"))
+	srv.Close()
+	mu.Lock()
+	defer mu.Unlock()
+	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("log lines:\n%s", buf.String())
+	}
+	var first, second map[string]any
+	json.Unmarshal([]byte(lines[0]), &first)
+	json.Unmarshal([]byte(lines[1]), &second)
+	for _, k := range []string{"decision", "reason", "kind", "host", "port", "user", "addr", "bytes_up", "bytes_down", "duration_ms"} {
+		if _, ok := first[k]; !ok {
+			t.Errorf("key %s missing: %s", k, lines[0])
+		}
+	}
+	if first["decision"] != "allow" || first["kind"] != "http" || first["user"] != "srt.x" || first["addr"] != up.Listener.Addr().String() ||
+		first["bytes_up"] != 3.0 || first["bytes_down"] != 9.0 {
+		t.Errorf("first record %s", lines[0])
+	}
+	if second["decision"] != "deny" || second["reason"] != "host is on the deny list" || second["addr"] != "" {
+		t.Errorf("second record %s", lines[1])
+	}
+}
+
+type writerFunc func([]byte) (int, error)
+
+func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
+
+func TestShutdown(t *testing.T) {
+	echo := echoServer(t, "tcp", "127.0.0.1:0")
+	s := &Server{Asker: &fakeAsker{}, Grace: 200 * time.Millisecond}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(l) }()
+	c, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\n\r\n", echo.Addr())
+	readN(t, c, len(connectEstablished))
+	idle, err := net.Dial("tcp", l.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	time.Sleep(50 * time.Millisecond)
+	start := time.Now()
+	s.Shutdown()
+	if d := time.Since(start); d < 150*time.Millisecond || d > 2*time.Second {
+		t.Errorf("Shutdown took %v with a tunnel open (grace 200ms)", d)
+	}
+	if err := <-done; err != ErrServerClosed {
+		t.Errorf("Serve: %v", err)
+	}
+	c.SetDeadline(time.Now().Add(2 * time.Second))
+	if _, err := io.ReadAll(c); err != nil {
+		t.Errorf("tunnel not closed cleanly: %v", err)
+	}
+	if _, err := net.Dial("tcp", l.Addr().String()); err == nil {
+		t.Error("still accepting")
+	}
+}

@@ -1,0 +1,223 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"io"
+)
+
+// requestHead is a parsed HTTP/1.x request line and header section.
+type requestHead struct {
+	method string
+	target string // the request-target as spelled
+	minor  int    // HTTP/1.minor: 0 or 1
+	fields []field
+}
+
+// field is one header field, its name as spelled, its value without
+// surrounding whitespace.
+type field struct {
+	name, value string
+	lower       string // the name in lower case
+}
+
+// maxHeadFields bounds the number of header fields in a head.
+const maxHeadFields = 512
+
+var (
+	errHeadTooLarge = errors.New("request head too large")
+	// errNoRequest is a connection closed cleanly between requests.
+	errNoRequest = errors.New("no request")
+)
+
+// malformedError is a request head that does not parse (answered 400).
+type malformedError struct{ why string }
+
+func (e *malformedError) Error() string { return "malformed request: " + e.why }
+
+func malformed(why string) error { return &malformedError{why} }
+
+// readHead reads one request head of at most limit bytes (request line,
+// header lines and the empty line). Lines end in CRLF or a bare LF; any
+// other CR, a NUL, obs-fold, whitespace before a colon and non-token names
+// are malformed. Empty lines before the request line are skipped
+// (RFC 9112 §2.2). errNoRequest means the peer closed before sending a
+// byte of a head; io.ErrUnexpectedEOF that it closed in the middle of one.
+func readHead(br *bufio.Reader, limit int) (*requestHead, error) {
+	budget := limit
+	var line []byte
+	var err error
+	for len(line) == 0 {
+		line, err = readHeadLine(br, &budget)
+		if err == io.EOF {
+			return nil, errNoRequest
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	h := &requestHead{}
+	if err := h.parseRequestLine(line); err != nil {
+		return nil, err
+	}
+	for {
+		line, err = readHeadLine(br, &budget)
+		if err == io.EOF {
+			return nil, io.ErrUnexpectedEOF
+		}
+		if err != nil {
+			return nil, err
+		}
+		if len(line) == 0 {
+			return h, nil
+		}
+		if len(h.fields) == maxHeadFields {
+			return nil, errHeadTooLarge
+		}
+		f, err := parseField(line)
+		if err != nil {
+			return nil, err
+		}
+		h.fields = append(h.fields, f)
+	}
+}
+
+// readHeadLine returns the next line without its line ending, charging its
+// bytes to budget. It returns io.EOF only when the stream ends before the
+// line's first byte.
+func readHeadLine(br *bufio.Reader, budget *int) ([]byte, error) {
+	var acc []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		*budget -= len(chunk)
+		if *budget < 0 {
+			return nil, errHeadTooLarge
+		}
+		switch err {
+		case nil:
+			if acc != nil {
+				chunk = append(acc, chunk...)
+			}
+			line := chunk[:len(chunk)-1]
+			if n := len(line); n > 0 && line[n-1] == '\r' {
+				line = line[:n-1]
+			}
+			if bytes.IndexByte(line, '\r') >= 0 {
+				return nil, malformed("bare CR")
+			}
+			return line, nil
+		case bufio.ErrBufferFull:
+			acc = append(acc, chunk...)
+		case io.EOF:
+			if len(acc) == 0 && len(chunk) == 0 {
+				return nil, io.EOF
+			}
+			return nil, io.ErrUnexpectedEOF
+		default:
+			return nil, err
+		}
+	}
+}
+
+// parseRequestLine parses "method SP request-target SP HTTP/1.x".
+func (h *requestHead) parseRequestLine(line []byte) error {
+	sp1 := bytes.IndexByte(line, ' ')
+	if sp1 <= 0 {
+		return malformed("request line")
+	}
+	rest := line[sp1+1:]
+	sp2 := bytes.IndexByte(rest, ' ')
+	if sp2 <= 0 {
+		return malformed("request line")
+	}
+	method, target, version := line[:sp1], rest[:sp2], rest[sp2+1:]
+	if !isToken(method) {
+		return malformed("method")
+	}
+	for _, c := range target {
+		if c <= ' ' || c >= 0x7f {
+			return malformed("request-target")
+		}
+	}
+	switch string(version) {
+	case "HTTP/1.1":
+		h.minor = 1
+	case "HTTP/1.0":
+		h.minor = 0
+	default:
+		return malformed("HTTP version")
+	}
+	h.method, h.target = string(method), string(target)
+	return nil
+}
+
+// parseField parses "name: value".
+func parseField(line []byte) (field, error) {
+	if line[0] == ' ' || line[0] == '\t' {
+		return field{}, malformed("obs-fold") // RFC 9112 §5.2
+	}
+	colon := bytes.IndexByte(line, ':')
+	if colon <= 0 || !isToken(line[:colon]) {
+		return field{}, malformed("header name") // RFC 9112 §5.1: no space before the colon
+	}
+	value := bytes.Trim(line[colon+1:], " \t")
+	if bytes.IndexByte(value, 0) >= 0 {
+		return field{}, malformed("NUL in a header value") // RFC 9110 §5.5
+	}
+	name := string(line[:colon])
+	return field{name: name, value: string(value), lower: lowerASCII(name)}, nil
+}
+
+// values returns the values of the header with a lower-case name.
+func (h *requestHead) values(lower string) []string {
+	var out []string
+	for _, f := range h.fields {
+		if f.lower == lower {
+			out = append(out, f.value)
+		}
+	}
+	return out
+}
+
+// isToken reports whether b is an RFC 9110 token.
+func isToken(b []byte) bool {
+	if len(b) == 0 {
+		return false
+	}
+	for _, c := range b {
+		if !tokenByte[c] {
+			return false
+		}
+	}
+	return true
+}
+
+// tokenByte marks the tchar bytes of RFC 9110 §5.6.2.
+var tokenByte = func() (t [256]bool) {
+	for c := '0'; c <= '9'; c++ {
+		t[c] = true
+	}
+	for c := 'a'; c <= 'z'; c++ {
+		t[c], t[c-'a'+'A'] = true, true
+	}
+	for _, c := range "!#$%&'*+-.^_`|~" {
+		t[c] = true
+	}
+	return t
+}()
+
+func lowerASCII(s string) string {
+	for i := 0; i < len(s); i++ {
+		if 'A' <= s[i] && s[i] <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if 'A' <= b[j] && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}

@@ -1,0 +1,258 @@
+package proxy
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/base64"
+	"io"
+	"net"
+	"net/netip"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/srt-sandbox/decider/policy"
+
+	"github.com/srt-sandbox/srt-proxy/internal/dial"
+)
+
+// fakeAsker answers with a function and records what it was asked.
+type fakeAsker struct {
+	mu      sync.Mutex
+	answer  func(r *Request) (Verdict, error)
+	asked   []Request
+	refused []string
+}
+
+func (a *fakeAsker) Ask(_ context.Context, r *Request) (Verdict, error) {
+	a.mu.Lock()
+	a.asked = append(a.asked, *r)
+	f := a.answer
+	a.mu.Unlock()
+	if f == nil {
+		return Verdict{Allow: true}, nil
+	}
+	return f(r)
+}
+
+func (a *fakeAsker) Refused(r *Request, reason string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	a.refused = append(a.refused, r.Host+" "+reason)
+}
+
+func (a *fakeAsker) requests() []Request {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]Request(nil), a.asked...)
+}
+
+func (a *fakeAsker) refusals() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return append([]string(nil), a.refused...)
+}
+
+func allowAll(*Request) (Verdict, error) { return Verdict{Allow: true}, nil }
+
+func denyWith(reason string) func(*Request) (Verdict, error) {
+	return func(*Request) (Verdict, error) { return Verdict{Status: 403, Reason: reason}, nil }
+}
+
+const testToken = "0123456789abcdef0123456789abcdef"
+
+// startProxy runs a Server on a loopback port and returns its address. The
+// server's dialer uses no host addresses (so tests do not depend on this
+// machine's interfaces); configure adjusts the rest.
+func startProxy(t testing.TB, asker Asker, configure func(*Server)) (string, *Server) {
+	t.Helper()
+	s := &Server{
+		Asker:  asker,
+		Dialer: &dial.Dialer{HostAddrs: func() []netip.Addr { return nil }},
+	}
+	if configure != nil {
+		configure(s)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- s.Serve(l) }()
+	t.Cleanup(func() {
+		s.Close()
+		if err := <-done; err != ErrServerClosed {
+			t.Errorf("Serve returned %v", err)
+		}
+	})
+	return l.Addr().String(), s
+}
+
+// fakeResolve maps names to addresses.
+func fakeResolve(m map[string][]string) func(context.Context, string, string) ([]netip.Addr, error) {
+	return func(_ context.Context, _, host string) ([]netip.Addr, error) {
+		var out []netip.Addr
+		for _, s := range m[host] {
+			out = append(out, netip.MustParseAddr(s))
+		}
+		if len(out) == 0 {
+			return nil, &net.DNSError{Err: "no such host", Name: host, IsNotFound: true}
+		}
+		return out, nil
+	}
+}
+
+// exempt is an address policy whose allowedDomains hold the given IP
+// literals (the resolved-address exemption).
+func exempt(t testing.TB, entries ...string) func() *policy.AddressPolicy {
+	t.Helper()
+	var pats []policy.Pattern
+	for _, e := range entries {
+		p, err := policy.ParseAllowPattern(e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pats = append(pats, p)
+	}
+	ap := &policy.AddressPolicy{Allowed: pats}
+	return func() *policy.AddressPolicy { return ap }
+}
+
+// basicAuth is a Proxy-Authorization value.
+func basicAuth(user, pass string) string {
+	return "Basic " + base64.StdEncoding.EncodeToString([]byte(user+":"+pass))
+}
+
+// rawExchange sends req on a new connection and returns everything read
+// until the proxy closes the connection.
+func rawExchange(t testing.TB, addr string, req []byte) string {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Write(req); err != nil {
+		t.Fatal(err)
+	}
+	got, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatalf("reading: %v (got %q)", err, got)
+	}
+	return string(got)
+}
+
+// readN reads exactly n bytes.
+func readN(t testing.TB, r io.Reader, n int) []byte {
+	t.Helper()
+	b := make([]byte, n)
+	if _, err := io.ReadFull(r, b); err != nil {
+		t.Fatalf("reading %d bytes: %v (got %q)", n, err, b)
+	}
+	return b
+}
+
+// readResponseHead reads one response head (through the blank line) from
+// br and returns it.
+func readResponseHead(t testing.TB, br *bufio.Reader) string {
+	t.Helper()
+	var sb strings.Builder
+	for {
+		line, err := br.ReadString('\n')
+		if err != nil {
+			t.Fatalf("reading a response head: %v (got %q)", err, sb.String()+line)
+		}
+		sb.WriteString(line)
+		if line == "\r\n" {
+			return sb.String()
+		}
+	}
+}
+
+// echoServer echoes every connection on a loopback port.
+func echoServer(t testing.TB, network, addr string) net.Listener {
+	t.Helper()
+	l, err := net.Listen(network, addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				io.Copy(c, c)
+			}()
+		}
+	}()
+	return l
+}
+
+// closedPort returns a loopback address nothing listens on.
+func closedPort(t testing.TB) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+func portOf(t testing.TB, addr string) string {
+	t.Helper()
+	_, p, err := net.SplitHostPort(addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// socksConnect performs a SOCKS5 handshake with username/password and a
+// CONNECT for the given address bytes (atyp + addr + port) and returns the
+// connection and the reply.
+func socksConnect(t testing.TB, proxy, user, pass string, dest []byte) (net.Conn, []byte) {
+	t.Helper()
+	c, err := net.Dial("tcp", proxy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	var b bytes.Buffer
+	b.Write([]byte{5, 1, 2})
+	b.Write([]byte{1, byte(len(user))})
+	b.WriteString(user)
+	b.WriteByte(byte(len(pass)))
+	b.WriteString(pass)
+	b.Write([]byte{5, 1, 0})
+	b.Write(dest)
+	if _, err := c.Write(b.Bytes()); err != nil {
+		t.Fatal(err)
+	}
+	got := readN(t, c, 2+2+10)
+	return c, got
+}
+
+func socksDomain(name string, port int) []byte {
+	b := []byte{3, byte(len(name))}
+	b = append(b, name...)
+	return append(b, byte(port>>8), byte(port))
+}
+
+func socksIP(a netip.Addr, port int) []byte {
+	var b []byte
+	if a.Is4() {
+		b = append([]byte{1}, a.AsSlice()...)
+	} else {
+		b = append([]byte{4}, a.AsSlice()...)
+	}
+	return append(b, byte(port>>8), byte(port))
+}

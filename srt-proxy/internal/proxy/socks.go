@@ -1,0 +1,289 @@
+package proxy
+
+import (
+	"bufio"
+	"context"
+	"errors"
+	"io"
+	"net/netip"
+	"time"
+
+	"github.com/srt-sandbox/decider/policy"
+
+	"github.com/srt-sandbox/srt-proxy/internal/dial"
+)
+
+// SOCKS5 protocol constants (RFC 1928, RFC 1929).
+const (
+	socksVersion      = 0x05
+	socksNoAuth       = 0x00
+	socksUserPass     = 0x02
+	socksNoAcceptable = 0xff
+	socksCmdConnect   = 0x01
+	socksAtypIPv4     = 0x01
+	socksAtypDomain   = 0x03
+	socksAtypIPv6     = 0x04
+	userPassVersion   = 0x01
+)
+
+// socksReply is a SOCKS5 reply with the given code and bind address
+// 0.0.0.0:0 (the proxy does not tell the sandbox its own addresses).
+func socksReply(code byte) []byte {
+	return []byte{socksVersion, code, 0x00, socksAtypIPv4, 0, 0, 0, 0, 0, 0}
+}
+
+// socks4Rejected is the SOCKS4 answer "request rejected or failed" (0x5b).
+var socks4Rejected = []byte{0x00, 0x5b, 0, 0, 0, 0, 0, 0}
+
+var (
+	// errSOCKSProtocol is a SOCKS5 client that broke the protocol; the
+	// connection is closed without a reply.
+	errSOCKSProtocol = errors.New("SOCKS5 protocol violation")
+	// errSOCKSNoMethod: the client offered no method the proxy accepts.
+	errSOCKSNoMethod = errors.New("no acceptable SOCKS5 authentication method")
+	// errSOCKSAuth: wrong username/password.
+	errSOCKSAuth = errors.New("proxy authentication failed")
+)
+
+// socksError is a request answered with a SOCKS5 reply code and closed.
+type socksError struct {
+	code byte
+	why  string
+}
+
+func (e *socksError) Error() string { return e.why }
+
+// serveSOCKS5 serves one SOCKS5 connection: method negotiation, RFC 1929
+// authentication, the CONNECT request, the decider, the dial, the tunnel.
+func (s *Server) serveSOCKS5(c *conn, br *bufio.Reader) {
+	rec := newRecord(KindSOCKS.String())
+	defer s.log(rec)
+	c.raw.SetDeadline(time.Now().Add(s.firstByteTimeout()))
+	user, authenticated, err := s.socksAuth(c, br)
+	if err != nil {
+		rec.set(decisionFail, err.Error())
+		if errors.Is(err, errSOCKSNoMethod) || errors.Is(err, errSOCKSAuth) {
+			rec.decision = decisionDeny
+		}
+		lingerClose(c.raw)
+		return
+	}
+	rec.user = user
+	host, port, err := readSOCKSRequest(br)
+	rec.host, rec.port = host, port
+	if err != nil {
+		rec.set(decisionFail, err.Error())
+		var se *socksError
+		if errors.As(err, &se) {
+			c.raw.Write(socksReply(se.code))
+		}
+		lingerClose(c.raw)
+		return
+	}
+	if !authenticated {
+		s.refuseUnauthenticated(c, host, port, rec)
+		return
+	}
+	c.raw.SetDeadline(time.Time{})
+
+	req := &Request{Kind: KindSOCKS, User: user, Method: "CONNECT", Host: host, Port: port, Path: "*"}
+	ctx, cancel := context.WithCancel(s.ctx)
+	defer cancel()
+	refuse := func(r Refusal, decision string) {
+		r.Kind, r.Host = KindSOCKS, host
+		rec.set(decision, r.Reason)
+		c.raw.Write(socksReply(s.Mode.Render(r).SOCKS))
+		lingerClose(c.raw)
+	}
+	v, err := s.Asker.Ask(ctx, req)
+	if err != nil {
+		refuse(Refusal{Cause: CauseUnavailable, Reason: deciderReason(err.Error())}, decisionFail)
+		return
+	}
+	if !v.Allow {
+		refuse(Refusal{Cause: CauseDenied, Status: v.Status, Reason: v.Reason}, decisionDeny)
+		return
+	}
+	up, dialed, err := s.Dialer.Tunnel(ctx, host, port)
+	rec.addr = dialed.Addr
+	if err != nil {
+		var refused *dial.AddressRefusedError
+		if errors.As(err, &refused) {
+			s.Asker.Refused(req, refused.Reason)
+			refuse(Refusal{Cause: CauseAddress, Reason: refused.Reason}, decisionDeny)
+			return
+		}
+		why := unreachableReason(err)
+		s.Asker.Refused(req, why)
+		refuse(Refusal{Cause: CauseUnreachable, Reason: why}, decisionFail)
+		return
+	}
+	if _, err := c.raw.Write(socksReply(socksSucceeded)); err != nil {
+		up.Close()
+		rec.set(decisionFail, "writing the SOCKS5 reply: "+err.Error())
+		return
+	}
+	rec.set(decisionAllow, v.Reason)
+	s.runTunnel(c, takeBuffered(br), up, rec)
+}
+
+// socksAuth negotiates the method and, for username/password, checks the
+// credentials. authenticated is false only for a client that offered no
+// username/password method while a token is required: it gets the no-auth
+// method so that its request can be read (and refused).
+func (s *Server) socksAuth(c *conn, br *bufio.Reader) (user string, authenticated bool, err error) {
+	var hdr [2]byte
+	if _, err := io.ReadFull(br, hdr[:]); err != nil {
+		return "", false, err
+	}
+	methods := make([]byte, hdr[1])
+	if _, err := io.ReadFull(br, methods); err != nil {
+		return "", false, err
+	}
+	method := byte(socksNoAcceptable)
+	for _, m := range methods {
+		if m == socksUserPass {
+			method = socksUserPass
+			break
+		}
+		if m == socksNoAuth {
+			method = socksNoAuth
+		}
+	}
+	if _, err := c.raw.Write([]byte{socksVersion, method}); err != nil {
+		return "", false, err
+	}
+	switch method {
+	case socksNoAcceptable:
+		return "", false, errSOCKSNoMethod
+	case socksNoAuth:
+		return "", s.Token == "", nil
+	}
+	user, pass, err := readUserPass(br)
+	if err != nil {
+		return "", false, err
+	}
+	if s.Token != "" && (user == "" || !tokenEqual(pass, s.Token)) {
+		c.raw.Write([]byte{userPassVersion, 0x01})
+		return user, false, errSOCKSAuth
+	}
+	if _, err := c.raw.Write([]byte{userPassVersion, 0x00}); err != nil {
+		return "", false, err
+	}
+	return user, true, nil
+}
+
+// readUserPass reads an RFC 1929 username/password request.
+func readUserPass(br *bufio.Reader) (user, pass string, err error) {
+	ver, err := br.ReadByte()
+	if err != nil {
+		return "", "", err
+	}
+	if ver != userPassVersion {
+		return "", "", errSOCKSProtocol
+	}
+	u, err := readLenPrefixed(br)
+	if err != nil {
+		return "", "", err
+	}
+	p, err := readLenPrefixed(br)
+	if err != nil {
+		return "", "", err
+	}
+	return string(u), string(p), nil
+}
+
+// readLenPrefixed reads one length byte and that many bytes.
+func readLenPrefixed(br *bufio.Reader) ([]byte, error) {
+	n, err := br.ReadByte()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, n)
+	_, err = io.ReadFull(br, b)
+	return b, err
+}
+
+// readSOCKSRequest reads a SOCKS5 request and returns its CONNECT
+// destination, canonical. Another command, an unknown address type and a
+// destination that is not a valid host or port are *socksError (with the
+// reply code to send); a malformed request is errSOCKSProtocol.
+func readSOCKSRequest(br *bufio.Reader) (string, int, error) {
+	var hdr [4]byte
+	if _, err := io.ReadFull(br, hdr[:]); err != nil {
+		return "", 0, err
+	}
+	if hdr[0] != socksVersion || hdr[2] != 0 {
+		return "", 0, errSOCKSProtocol
+	}
+	var host string
+	switch hdr[3] {
+	case socksAtypIPv4:
+		var a [4]byte
+		if _, err := io.ReadFull(br, a[:]); err != nil {
+			return "", 0, err
+		}
+		host = netip.AddrFrom4(a).String()
+	case socksAtypIPv6:
+		var a [16]byte
+		if _, err := io.ReadFull(br, a[:]); err != nil {
+			return "", 0, err
+		}
+		host = netip.AddrFrom16(a).Unmap().String()
+	case socksAtypDomain:
+		name, err := readLenPrefixed(br)
+		if err != nil {
+			return "", 0, err
+		}
+		host = string(name)
+	default:
+		return "", 0, &socksError{socksAddrUnsupported, "SOCKS5 address type not supported"}
+	}
+	var pb [2]byte
+	if _, err := io.ReadFull(br, pb[:]); err != nil {
+		return "", 0, err
+	}
+	port := int(pb[0])<<8 | int(pb[1])
+	if hdr[1] != socksCmdConnect {
+		return "", port, &socksError{socksCmdUnsupported, "SOCKS5 command not supported"}
+	}
+	canon, err := policy.CanonicalHost(host)
+	if err != nil {
+		return "", port, &socksError{socksNotAllowed, policy.ReasonMalformedHost}
+	}
+	if port == 0 {
+		return canon, port, &socksError{socksNotAllowed, "port 0"}
+	}
+	return canon, port, nil
+}
+
+// refuseUnauthenticated answers a client that offered no username/password
+// method: never dialled, never asked about. SSH (port 22) gets the
+// refusal in-band; everything else reply 0x02.
+func (s *Server) refuseUnauthenticated(c *conn, host string, port int, rec *record) {
+	rec.set(decisionDeny, causeNames[CauseAuth])
+	if port != 22 {
+		c.raw.Write(socksReply(socksNotAllowed))
+		lingerClose(c.raw)
+		return
+	}
+	text := defaultSSHRefusal
+	if s.UnauthenticatedSSHReason != nil {
+		if r := s.UnauthenticatedSSHReason(host, port); r != "" {
+			text = r
+		}
+	}
+	msg := append(socksReply(socksSucceeded), sshIdentification...)
+	c.raw.Write(append(msg, sshDisconnect(text)...))
+	lingerClose(c.raw)
+}
+
+// refuseSOCKS4 answers a SOCKS4 client: this proxy speaks SOCKS5 only.
+func (s *Server) refuseSOCKS4(c *conn) {
+	rec := newRecord("socks4")
+	rec.set(decisionDeny, "SOCKS4 is not supported")
+	c.raw.SetWriteDeadline(time.Now().Add(s.firstByteTimeout()))
+	c.raw.Write(socks4Rejected)
+	s.log(rec)
+	lingerClose(c.raw)
+}
