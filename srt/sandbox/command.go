@@ -25,9 +25,18 @@ import (
 type CommandOption func(*commandOptions)
 
 type commandOptions struct {
-	dir string
-	env []string
+	dir, id string
+	env     []string
+	nullFD  int
 }
+
+// WithNullDescriptor gives the command /dev/null on descriptor n (srt's
+// --control-fd slot), so that it does not find another file there.
+func WithNullDescriptor(n int) CommandOption { return func(o *commandOptions) { o.nullFD = n } }
+
+// WithCommandID names the command for attribution: its violations carry
+// this id (default: the command text).
+func WithCommandID(id string) CommandOption { return func(o *commandOptions) { o.id = id } }
 
 // WithDir runs the command in dir (default: the current directory).
 // Relative paths in the settings are resolved against it.
@@ -59,6 +68,8 @@ type Cmd struct {
 	exited     bool
 	// listeners receives the listening sockets made in the sandbox, once.
 	listeners chan []*os.File
+	m         *Manager
+	id        string // the sandbox's id for the proxy
 }
 
 // Command wraps a shell command string. The command runs with the
@@ -88,13 +99,20 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 			c.Release()
 		}
 	}()
+	key := o.id
+	if key == "" {
+		key = command
+	}
+	m.net.remember(keyLabel(key), command)
 	p, err := plan.Build(plan.Input{
 		Config: cfg, FS: fsview.OS{}, Cwd: filepath.Clean(o.dir), Home: filepath.Clean(home), TmpDir: plan.PrivateTmp,
 		Env: o.env, Command: []string{m.shell, "-c", command},
+		Proxy: m.proxyPlan(key), Listen: listenAddrs, Helpers: []string{m.net.helper},
 	})
 	if err != nil {
 		return nil, err
 	}
+	p.Init.DevNullFD = o.nullFD
 	c.Plan = p
 	m.opts.Logger.Debug().Msgf("plan:\n%s", p)
 	for _, w := range p.Warnings {
@@ -139,6 +157,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	cmd.Cancel = func() error { return c.Signal(unix.SIGTERM) }
 	cmd.WaitDelay = 5 * time.Second
 	c.Cmd = cmd
+	c.m, c.id = m, newToken()
 	c.done, c.readerDone, c.listeners = make(chan struct{}), make(chan struct{}), make(chan []*os.File, 1)
 	return c, nil
 }
@@ -155,6 +174,7 @@ func (c *Cmd) Start() error {
 	}
 	c.childEnds = nil
 	go c.readChannel()
+	go c.m.serveListeners(c, c.id)
 	return nil
 }
 

@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"errors"
+
 	"github.com/srt-sandbox/srt/internal/bwrap"
 	"github.com/srt-sandbox/srt/internal/plan"
 	"github.com/srt-sandbox/srt/settings"
@@ -21,4 +23,6 @@ var (
 	// ErrGlobTooBroad: a deny pattern would need too large a walk to
 	// expand fully.
 	ErrGlobTooBroad = plan.ErrGlobTooBroad
+	// ErrClosed: the manager was closed.
+	ErrClosed = errors.New("sandbox: manager closed")
 )

@@ -27,8 +27,27 @@ type Options struct {
 	// Logger receives debug output. The zero Logger discards it.
 	Logger zerolog.Logger
 	// Warnings receives the lines that say what a setting could not do,
-	// once per command (default os.Stderr).
+	// once per command (default os.Stderr); the egress processes' own
+	// messages go there too.
 	Warnings io.Writer
+	// Debug makes the egress processes print a line per decision.
+	Debug bool
+	// DeciderExecutable and ProxyExecutable are the network's programs.
+	// Default: beside this program's executable, else on PATH.
+	DeciderExecutable, ProxyExecutable string
+	// Ask, when set, is asked about destinations no rule decides (never
+	// under strictAllowlist). Only allow == true allows; a reason with a
+	// denial is shown to the command. It runs while the proxy waits.
+	Ask func(AskRequest) (allow bool, reason string, err error)
+	// OnViolation is called with each violation recorded.
+	OnViolation func(Violation)
+}
+
+// AskRequest is a destination no rule decides.
+type AskRequest struct {
+	Host    string
+	Port    int
+	Command string // the text of the command asking, if known
 }
 
 // Manager wraps commands in sandboxes for one configuration. It is safe for
@@ -42,6 +61,9 @@ type Manager struct {
 	regErr  error
 	// initExe is the init stage's executable.
 	initExe string
+
+	net        network
+	violations ViolationStore
 
 	mu  sync.RWMutex
 	cfg *settings.Config
@@ -82,7 +104,37 @@ func New(cfg *settings.Config, opts Options) (*Manager, error) {
 		initExe = findInit()
 	}
 	opts.Logger.Debug().Str("bwrap", info.Path).Str("version", info.Version.String()).Str("init", initExe).Msg("sandbox ready")
-	return &Manager{opts: opts, bwrap: info, shell: shell, cfg: cfg, initExe: initExe}, nil
+	m := &Manager{opts: opts, bwrap: info, shell: shell, cfg: cfg, initExe: initExe}
+	m.net.token = newToken()
+	m.net.helper = hostPath(initExe)
+	return m, nil
+}
+
+// hostPath is the path on the host of an executable given as a path or
+// /proc/self/exe.
+func hostPath(exe string) string {
+	if exe == "/proc/self/exe" {
+		if p, err := os.Executable(); err == nil {
+			exe = p
+		}
+	}
+	if p, err := filepath.EvalSymlinks(exe); err == nil {
+		return p
+	}
+	return exe
+}
+
+// Violations is the manager's violation store.
+func (m *Manager) Violations() *ViolationStore { return &m.violations }
+
+// Close stops the network processes. Commands still running lose their
+// network; call it after their Release.
+func (m *Manager) Close() error {
+	m.net.once.Do(func() { m.net.err = ErrClosed })
+	if m.net.eg != nil {
+		return m.net.eg.Close()
+	}
+	return nil
 }
 
 // findInit prefers srt-init installed beside this program (it starts faster
@@ -118,7 +170,9 @@ func (m *Manager) Config() *settings.Config {
 	return m.cfg
 }
 
-// UpdateConfig replaces the configuration for commands wrapped from now on.
+// UpdateConfig replaces the configuration: commands wrapped from now on get
+// all of it; running commands get the new network lists for their next
+// connection.
 func (m *Manager) UpdateConfig(cfg *settings.Config) error {
 	if cfg == nil {
 		return errors.New("sandbox: nil config")
@@ -126,6 +180,9 @@ func (m *Manager) UpdateConfig(cfg *settings.Config) error {
 	m.mu.Lock()
 	m.cfg = cfg
 	m.mu.Unlock()
+	if m.net.eg != nil {
+		return m.net.eg.Update(networkOf(cfg), m.opts.Ask != nil)
+	}
 	return nil
 }
 

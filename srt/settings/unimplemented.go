@@ -10,19 +10,15 @@ const notYet = "srt does not implement this setting yet, and running without it 
 // unimplemented refuses settings whose features are not built yet. Each
 // entry goes away when its feature lands.
 func (c *checker) unimplemented(cfg *Config, root *value) {
-	n := cfg.Network
 	net := root.get("network")
 	for _, key := range []string{
-		"deniedResolvedAddresses", "httpProxyPort", "socksProxyPort", "mitmProxy", "parentProxy",
+		"httpProxyPort", "socksProxyPort", "mitmProxy",
 		"allowPlaintextHeaderSet", "stripResponseHeaders", "refuseOpaqueTunnels", "requireHostMatch",
 		"ambiguousRequestTarget", "tlsTerminate",
 	} {
 		if net.get(key) != nil {
 			c.add(path{"network", key}, "%s", notYet)
 		}
-	}
-	if len(n.AllowedDomains) > 0 {
-		c.add(path{"network", "allowedDomains"}, "network access through the proxy is not implemented by this version of srt, so the sandbox has no network at all; use an empty list for now")
 	}
 	for i, e := range cfg.Credentials.EnvVars {
 		if e.Mode == "mask" {

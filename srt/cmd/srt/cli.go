@@ -9,6 +9,7 @@ import (
 	"os/signal"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
@@ -46,6 +47,9 @@ func newApp(stdout, stderr io.Writer, status *int) *cli.App {
 			&cli.StringFlag{Name: "settings", Aliases: []string{"s"}, Usage: "settings file `PATH` (default ~/.srt-settings.json)"},
 			&cli.StringFlag{Name: "c", Usage: "run `COMMAND` with the sandbox's shell (bash -c); command arguments are then ignored"},
 			&cli.BoolFlag{Name: "debug", Aliases: []string{"d"}, Usage: "print debug lines on stderr (same as SRT_DEBUG=1)"},
+			&cli.StringFlag{Name: "control-fd", Usage: "read live config updates, one complete settings object per line, from descriptor `FD` (>= 3)"},
+			&cli.StringFlag{Name: "violations-fd", Usage: "write every violation as a JSON line to descriptor `FD` (>= 3)"},
+			&cli.BoolFlag{Name: "show-violations", Usage: "append the command's <sandbox_violations> block to stderr when it exits"},
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 		Action: func(ctx *cli.Context) error {
@@ -141,13 +145,47 @@ func runCommand(ctx *cli.Context, stderr io.Writer) (int, error) {
 		log.Debug().Msgf("No config found at %s, using default config", path)
 	}
 
-	m, err := sandbox.New(cfg, sandbox.Options{Logger: log, Warnings: stderr})
+	var ctlFD int
+	var ctlFile *os.File
+	if ctx.IsSet("control-fd") {
+		if ctlFD, err = parseControlFD(ctx.String("control-fd")); err != nil {
+			return exitFailure, err
+		}
+		if ctlFile, err = openControlFD(ctlFD); err != nil {
+			return exitFailure, err
+		}
+	}
+	var vout *violationsOut
+	if ctx.IsSet("violations-fd") {
+		if vout, err = openViolationsFD(ctx.String("violations-fd")); err != nil {
+			return exitFailure, err
+		}
+	}
+	opts := sandbox.Options{Logger: log, Warnings: stderr, Debug: os.Getenv("SRT_DEBUG") != ""}
+	if vout != nil {
+		opts.OnViolation = vout.write
+	}
+	m, err := sandbox.New(cfg, opts)
 	if err != nil {
 		return exitFailure, err
 	}
-	cmd, err := m.Command(context.Background(), command)
+	var copts []sandbox.CommandOption
+	if ctlFile != nil {
+		copts = append(copts, sandbox.WithNullDescriptor(ctlFD))
+	}
+	cmd, err := m.Command(context.Background(), command, copts...)
 	if err != nil {
 		return exitFailure, err
+	}
+	if ctx.Bool("show-violations") || vout != nil {
+		defer func() {
+			m.SyncViolations()
+			if ctx.Bool("show-violations") {
+				if block := sandbox.Annotate("", m.Violations().ForKey(command)); block != "" {
+					fmt.Fprintln(stderr, block[1:])
+				}
+			}
+		}()
 	}
 	defer func() {
 		if err := cmd.Release(); err != nil {
@@ -163,11 +201,28 @@ func runCommand(ctx *cli.Context, stderr io.Writer) (int, error) {
 	}
 	waited := make(chan error, 1)
 	go func() { waited <- cmd.Wait() }()
+	var ctlFailed chan error
+	if ctlFile != nil {
+		cr := &controlReader{n: ctlFD, f: ctlFile, m: m, stderr: stderr}
+		cr.run()
+		ctlFailed = cr.failed
+	}
 	for {
 		select {
 		case s := <-sigs:
 			cmd.Signal(s)
 			continue
+		case err := <-ctlFailed:
+			// No update ever arrived: the command must not run without the
+			// channel it asked for. SIGTERM, then SIGKILL after 2 s.
+			cmd.Signal(syscall.SIGTERM)
+			select {
+			case <-cmd.Done():
+			case <-time.After(2 * time.Second):
+				cmd.Signal(syscall.SIGKILL)
+				<-cmd.Done()
+			}
+			return exitFailure, err
 		case <-cmd.Done():
 			// The init stage reported the status after ending every process
 			// of the sandbox; the kernel takes the namespaces down on its own.

@@ -17,14 +17,20 @@ import (
 // otherwise it returns at once. Call it first thing in main (the srt binary
 // and the sandbox package do).
 func Main() {
-	if len(os.Args) < 2 || !strings.HasPrefix(os.Args[1], "--srt-init-stage") {
+	if len(os.Args) < 2 {
 		return
 	}
-	os.Exit(run(os.Args[1:]))
+	switch {
+	case strings.HasPrefix(os.Args[1], "--srt-init-stage"):
+		os.Exit(run(os.Args[1:]))
+	case strings.HasPrefix(os.Args[1], "--srt-connect"):
+		os.Exit(connectMain(os.Args[1:]))
+	}
 }
 
-// devNullFD is the spec's DevNullFD, for start.
-var devNullFD int
+// nullSlot is the descriptor number the command gets /dev/null on (the
+// spec's DevNullFD), and nullFD where the init stage holds it open.
+var nullSlot, nullFD int
 
 // forwarded are the signals srt relays, and that the init stage also
 // forwards when they are sent to it inside the sandbox.
@@ -62,10 +68,12 @@ func run(args []string) int {
 		}
 	}
 	if spec.DevNullFD > 0 {
-		if err := devNull(spec.DevNullFD); err != nil {
-			fmt.Fprintf(os.Stderr, "srt: init stage: %v\n", err)
+		fd, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "srt: init stage: /dev/null: %v\n", err)
 			return 125
 		}
+		nullSlot, nullFD = spec.DevNullFD, fd
 	}
 	if err := restrict(spec); err != nil {
 		fmt.Fprintf(os.Stderr, "srt: init stage: %v\n", err)
@@ -74,7 +82,6 @@ func run(args []string) int {
 	sigs := make(chan os.Signal, 16)
 	signal.Notify(sigs, forwarded...)
 
-	devNullFD = spec.DevNullFD
 	pid, err := start(command)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "srt: cannot run %s: %v\n", command[0], err)
@@ -102,32 +109,17 @@ func run(args []string) int {
 	return code
 }
 
-// devNull opens /dev/null on fd for the command (without close-on-exec).
-func devNull(fd int) error {
-	nfd, err := unix.Open("/dev/null", unix.O_RDWR, 0)
-	if err != nil {
-		return err
-	}
-	if nfd != fd {
-		if err := unix.Dup3(nfd, fd, 0); err != nil {
-			return err
-		}
-		unix.Close(nfd)
-	}
-	return nil
-}
-
 // start runs the command in a process group of its own, so that a forwarded
 // signal reaches the whole job, as a terminal's would. (syscall.ForkExec,
 // not os.StartProcess: the latter probes for pidfd support with an extra
 // fork on first use, which every sandbox start would pay for.)
 func start(command []string) (int, error) {
 	files := []uintptr{0, 1, 2}
-	if devNullFD > 0 {
-		for len(files) < devNullFD {
+	if nullSlot > 0 {
+		for len(files) < nullSlot {
 			files = append(files, ^uintptr(0)) // closed in the child
 		}
-		files = append(files, uintptr(devNullFD))
+		files = append(files, uintptr(nullFD))
 	}
 	return syscall.ForkExec(command[0], command, &syscall.ProcAttr{
 		Env:   os.Environ(),

@@ -40,6 +40,9 @@ func (p *Plan) BwrapArgs(initExe string) (options, command []string) {
 			a = append(a, "--ro-bind", "/dev/null", m.Path)
 		}
 	}
+	for _, h := range p.Helpers {
+		a = append(a, "--ro-bind", h, h)
+	}
 	for _, e := range p.Env {
 		if e.Unset {
 			a = append(a, "--unsetenv", e.Name)

@@ -61,7 +61,9 @@ func Build(in Input) (*Plan, error) {
 		// would have nothing to refuse.
 		Landlock:   !fsCfg.Disabled,
 		WritePaths: append(append([]string(nil), b.p.WriteRoots...), "/proc"),
+		Listen:     in.Listen,
 	}
+	b.p.Helpers = in.Helpers
 	return b.p, nil
 }
 

@@ -21,6 +21,7 @@ func (b *builder) env() {
 		}
 	}
 	b.gitSafeDirectories(set)
+	b.proxyEnv(set)
 }
 
 // maxSafeDirectories: past this many, one safe.directory=* is set instead

@@ -20,6 +20,15 @@ type Input struct {
 	Env []string
 	// Command is the shell, its flags and the command string.
 	Command []string
+	// Proxy, when set, is the network the sandbox reaches through srt's
+	// proxies: their variables are set, and Listen are made inside.
+	Proxy *Proxy
+	// Listen are the loopback addresses the init stage listens on inside
+	// the sandbox for the proxies.
+	Listen []string
+	// Helpers are executables bound read-only at their own path inside
+	// the sandbox, whatever the rules hide (the ssh ProxyCommand).
+	Helpers []string
 }
 
 // PrivateTmp is the sandbox's TMPDIR: a directory of the in-memory /dev
@@ -81,6 +90,9 @@ type Plan struct {
 	// ProcBind mounts the host's /proc instead of a fresh one
 	// (enableWeakerNestedSandbox).
 	ProcBind bool
+	// Helpers are bound read-only at their own path after every other
+	// mount, so that the rules cannot hide them.
+	Helpers []string
 	// Init is what the init stage applies before it starts Command.
 	Init    initstage.Spec
 	Command []string

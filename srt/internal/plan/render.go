@@ -20,6 +20,12 @@ func (p *Plan) String() string {
 		}
 		fmt.Fprintf(&sb, "placeholder %s %s\n", kind, ph.Path)
 	}
+	for _, h := range p.Helpers {
+		fmt.Fprintf(&sb, "helper %s\n", h)
+	}
+	for _, l := range p.Init.Listen {
+		fmt.Fprintf(&sb, "listen %s\n", l)
+	}
 	for _, w := range p.WriteRoots {
 		fmt.Fprintf(&sb, "write-root %s\n", w)
 	}

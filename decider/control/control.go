@@ -1,0 +1,118 @@
+// Package control is the private channel between srt and the reference
+// decider it starts: one JSON object per line over a socket pair. srt sends
+// the network settings (at start and on every live update), per-command
+// allow lists, and answers to the ask callback; the decider sends the
+// violations it records and the questions for the ask callback.
+//
+// Unlike the decider protocol, this channel is internal: both ends come
+// from the same srt release, so it is decoded with encoding/json and a
+// message it does not know is an error.
+//
+//	srt                                   decider
+//	  │ ── config {network, ask} ────────────▶ │  (before the proxy's hello is answered)
+//	  │ ── register {id, allowedDomains} ────▶ │
+//	  │ ◀── ask {q, host, port, user} ─────────│  (only with an ask callback)
+//	  │ ── answer {q, allow, reason} ────────▶ │
+//	  │ ◀── violation {line, user} ────────────│
+//	  │ ── sync {q} ─────────────────────────▶ │
+//	  │ ◀── sync {q} ──────────────────────────│  (every earlier message has arrived)
+package control
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"sync"
+)
+
+// Network is the part of the settings the decider applies.
+type Network struct {
+	AllowedDomains          []string          `json:"allowedDomains"`
+	DeniedDomains           []string          `json:"deniedDomains"`
+	DeniedDomainReasons     map[string]string `json:"deniedDomainReasons,omitempty"`
+	StrictAllowlist         bool              `json:"strictAllowlist,omitempty"`
+	DeniedResolvedAddresses []string          `json:"deniedResolvedAddresses,omitempty"`
+}
+
+// Message is one line of the channel. T says which fields matter.
+type Message struct {
+	T string `json:"t"`
+	// config
+	Network *Network `json:"network,omitempty"`
+	Ask     bool     `json:"ask,omitempty"` // the host has an ask callback
+	// register, unregister
+	ID             string   `json:"id,omitempty"`
+	AllowedDomains []string `json:"allowedDomains,omitempty"`
+	// ask, answer
+	Q      uint64 `json:"q,omitempty"`
+	Host   string `json:"host,omitempty"`
+	Port   int    `json:"port,omitempty"`
+	Allow  bool   `json:"allow,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// ask, violation
+	User string `json:"user,omitempty"`
+	Line string `json:"line,omitempty"`
+}
+
+// Message types.
+const (
+	TConfig     = "config"
+	TRegister   = "register"
+	TUnregister = "unregister"
+	TAnswer     = "answer"
+	TAsk        = "ask"
+	TViolation  = "violation"
+	// TSync asks the decider to echo Q once everything it sent before is
+	// sent: the violations of a finished command have all arrived then.
+	TSync = "sync"
+)
+
+// maxLine bounds one message.
+const maxLine = 4 << 20
+
+// Conn reads and writes messages.
+type Conn struct {
+	sc *bufio.Scanner
+	mu sync.Mutex
+	w  io.Writer
+}
+
+// New wraps a stream.
+func New(rw io.ReadWriter) *Conn {
+	sc := bufio.NewScanner(rw)
+	sc.Buffer(make([]byte, 64<<10), maxLine)
+	return &Conn{sc: sc, w: rw}
+}
+
+// Read returns the next message (io.EOF at the end).
+func (c *Conn) Read() (*Message, error) {
+	if !c.sc.Scan() {
+		if err := c.sc.Err(); err != nil {
+			return nil, err
+		}
+		return nil, io.EOF
+	}
+	var m Message
+	if err := json.Unmarshal(c.sc.Bytes(), &m); err != nil {
+		return nil, fmt.Errorf("control: %w", err)
+	}
+	switch m.T {
+	case TConfig, TRegister, TUnregister, TAnswer, TAsk, TViolation, TSync:
+	default:
+		return nil, fmt.Errorf("control: unknown message %q", m.T)
+	}
+	return &m, nil
+}
+
+// Write sends one message; safe for concurrent use.
+func (c *Conn) Write(m *Message) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, err = c.w.Write(append(b, '\n'))
+	return err
+}

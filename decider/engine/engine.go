@@ -1,0 +1,179 @@
+// Package engine is the reference decider's policy: the settings' network
+// rules in the evaluation order of the reference implementation (§4.2):
+// deny list, allow list, strictAllowlist, the per-command allow lists of
+// the library, and the host's ask callback. It turns a request into a
+// verdict and records each refusal as a violation line.
+package engine
+
+import (
+	"context"
+	"encoding/base64"
+	"fmt"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf16"
+
+	"github.com/srt-sandbox/decider/control"
+	"github.com/srt-sandbox/decider/policy"
+)
+
+// Engine decides. It is safe for concurrent use.
+type Engine struct {
+	lists atomic.Pointer[policy.Lists]
+	raw   atomic.Pointer[control.Network]
+	ask   atomic.Bool
+
+	mu       sync.RWMutex
+	commands map[string][]policy.Pattern // keyed by the attribution label's key part
+
+	// Ask asks the host about a destination no rule decides; nil: never.
+	AskHost func(ctx context.Context, host string, port int, user string) (allow bool, reason string, err error)
+	// Violation records a refusal: the line, and the user it is
+	// attributed to.
+	Violation func(line, user string)
+}
+
+// New returns an engine with no policy: it denies everything ("sandbox
+// policy unavailable") until SetNetwork.
+func New() *Engine { return &Engine{commands: map[string][]policy.Pattern{}} }
+
+// SetNetwork replaces the lists; the next request uses them.
+func (e *Engine) SetNetwork(n *control.Network, ask bool) error {
+	lists, errs := policy.ParseLists(n.AllowedDomains, n.DeniedDomains, n.DeniedDomainReasons, n.StrictAllowlist)
+	if len(errs) > 0 {
+		return fmt.Errorf("engine: %v", errs[0])
+	}
+	for _, r := range n.DeniedResolvedAddresses {
+		if _, err := policy.ParseAddressRange(r); err != nil {
+			return fmt.Errorf("engine: deniedResolvedAddresses %q: %v", r, err)
+		}
+	}
+	e.lists.Store(lists)
+	e.raw.Store(n)
+	e.ask.Store(ask)
+	return nil
+}
+
+// Network returns the current lists as given.
+func (e *Engine) Network() *control.Network { return e.raw.Load() }
+
+// Register sets a command's own allow list, found through the attribution
+// key the proxy username carries.
+func (e *Engine) Register(id string, allowed []string) error {
+	var pats []policy.Pattern
+	for _, a := range allowed {
+		p, err := policy.ParseAllowPattern(a)
+		if err != nil {
+			return fmt.Errorf("engine: invalid allowedDomains entry %q", a)
+		}
+		pats = append(pats, p)
+	}
+	e.mu.Lock()
+	e.commands[KeyLabel(id)] = pats
+	e.mu.Unlock()
+	return nil
+}
+
+// Unregister removes a command's own list; absent ids are ignored.
+func (e *Engine) Unregister(id string) {
+	e.mu.Lock()
+	delete(e.commands, KeyLabel(id))
+	e.mu.Unlock()
+}
+
+// KeyLabel is the part of a proxy username that identifies a command: the
+// base64 of the first 100 UTF-16 units of its attribution key.
+func KeyLabel(key string) string {
+	u := utf16.Encode([]rune(key))
+	if len(u) > 100 {
+		u = u[:100]
+		// Do not split a surrogate pair.
+		if utf16.IsSurrogate(rune(u[99])) && u[99] >= 0xd800 && u[99] < 0xdc00 {
+			u = u[:99]
+		}
+	}
+	return base64.StdEncoding.EncodeToString([]byte(string(utf16.Decode(u))))
+}
+
+// UserLabel returns the key part of a proxy username ("srt.<key>"), or "".
+func UserLabel(user string) string {
+	k, ok := strings.CutPrefix(user, "srt.")
+	if !ok {
+		return ""
+	}
+	return k
+}
+
+// Decision is a verdict for one destination.
+type Decision struct {
+	policy.Decision
+}
+
+// Decide applies the evaluation order to host:port for user (the proxy
+// username) and records a refusal.
+func (e *Engine) Decide(ctx context.Context, host string, port int, user string) policy.Decision {
+	lists := e.lists.Load()
+	var d policy.Decision
+	if lists == nil {
+		d = policy.Decision{Reason: policy.ReasonUnavailable, Step: policy.StepUnavailable}
+	} else {
+		d = lists.Decide(host, port)
+	}
+	if d.MayContinue() {
+		d = e.undecided(ctx, d, port, user)
+	}
+	if !d.Allow {
+		e.record(host, port, d.Reason, user)
+	}
+	return d
+}
+
+// undecided goes on past the lists: the command's own list, then the host.
+func (e *Engine) undecided(ctx context.Context, d policy.Decision, port int, user string) policy.Decision {
+	if label := UserLabel(user); label != "" {
+		e.mu.RLock()
+		pats := e.commands[label]
+		e.mu.RUnlock()
+		for _, p := range pats {
+			if p.Match(d.Host, port) {
+				return policy.Decision{Allow: true, Reason: policy.ReasonAllowList, Rule: p.String(), Step: policy.StepAllowList, Host: d.Host}
+			}
+		}
+	}
+	if !e.ask.Load() || e.AskHost == nil {
+		return d
+	}
+	allow, reason, err := e.AskHost(ctx, d.Host, port, user)
+	switch {
+	case err != nil:
+		d.Reason = policy.ReasonPromptFailed
+	case allow:
+		return policy.Decision{Allow: true, Reason: "allowed by the host", Step: policy.StepUndecided, Host: d.Host}
+	case reason != "":
+		d.Reason = reason
+	default:
+		d.Reason = policy.ReasonUserDenied
+	}
+	return d
+}
+
+// Refused records a refusal the proxy made after an allow.
+func (e *Engine) Refused(host string, port int, reason, user string) {
+	e.record(host, port, reason, user)
+}
+
+func (e *Engine) record(host string, port int, reason, user string) {
+	if e.Violation == nil {
+		return
+	}
+	e.Violation("deny network-outbound "+hostPort(host, port)+" ("+policy.SanitizeLine(reason)+")", user)
+}
+
+func hostPort(host string, port int) string {
+	if strings.Contains(host, ":") {
+		host = "[" + host + "]"
+	}
+	return host + ":" + strconv.Itoa(port)
+}

@@ -1,0 +1,153 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/rs/zerolog"
+
+	"github.com/srt-sandbox/decider/protocol"
+	"github.com/srt-sandbox/srt-proxy/internal/decide"
+	"github.com/srt-sandbox/srt-proxy/internal/dial"
+	"github.com/srt-sandbox/srt-proxy/internal/handoff"
+	"github.com/srt-sandbox/srt-proxy/internal/link"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy"
+)
+
+// srtOptions are the settings of srt's mode.
+type srtOptions struct {
+	deciderFD, controlFD    int
+	parentHTTP, parentHTTPS string
+	noProxy                 string
+	verdictTimeout          time.Duration
+	debug                   bool
+}
+
+// tokenEnv carries the proxy credential from srt (not argv: argv is in
+// every process listing).
+const tokenEnv = "SRT_PROXY_TOKEN"
+
+// runSRT serves srt's mode: listeners arrive over the control channel, the
+// decider is the reference decider srt started, and the end of the control
+// channel means srt is gone.
+func runSRT(o srtOptions) error {
+	token := os.Getenv(tokenEnv)
+	os.Unsetenv(tokenEnv)
+	dec := os.NewFile(uintptr(o.deciderFD), "decider")
+	ctlFile := os.NewFile(uintptr(o.controlFD), "control")
+	if dec == nil || ctlFile == nil {
+		return errors.New("bad descriptor")
+	}
+	ctlConn, err := net.FileConn(ctlFile)
+	ctlFile.Close()
+	if err != nil {
+		return fmt.Errorf("control: %w", err)
+	}
+	ctl, ok := ctlConn.(*net.UnixConn)
+	if !ok {
+		return errors.New("control: not a Unix socket")
+	}
+	addrs := &decide.Addresses{}
+	l, err := link.Dial(dec, link.Config{Framing: protocol.Line, OfferExt: true, Timeout: o.verdictTimeout, OnUpdate: addrs.Set}, 30*time.Second)
+	if err != nil {
+		return err
+	}
+	addrs.Set(l.Hello())
+	parent, err := parentProxy(o)
+	if err != nil {
+		return err
+	}
+	log := zerolog.Nop()
+	if o.debug {
+		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, NoColor: true, PartsExclude: []string{zerolog.TimestampFieldName, zerolog.LevelFieldName},
+			FormatMessage: func(i any) string { return fmt.Sprintf("srt-proxy: %v", i) }})
+	}
+	srv := &proxy.Server{
+		Asker:  &decide.Asker{Link: l},
+		Dialer: &dial.Dialer{Policy: addrs.Policy, Parent: parent},
+		Token:  token,
+		Mode:   proxy.SRTMode{},
+		Logger: log,
+	}
+	stop := make(chan error, 3)
+	go func() {
+		// In srt's mode the proxy outlives a dead decider and refuses every
+		// request (503, "request decider: <why>"), so the command sees why;
+		// it stops when srt does.
+		<-l.Dead()
+		fmt.Fprintf(os.Stderr, "srt-proxy: the decider link is down (%v); every request is refused from now on\n", l.Err())
+	}()
+	go func() { stop <- serveHandoff(ctl, srv) }()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	go func() { stop <- fmt.Errorf("%v", <-sigs) }()
+	why := <-stop
+	srv.Shutdown()
+	l.Close()
+	return why
+}
+
+// serveHandoff serves every listener srt hands over and closes those of a
+// sandbox that ended.
+func serveHandoff(c *net.UnixConn, srv *proxy.Server) error {
+	r := handoff.NewReceiver(c)
+	var mu sync.Mutex
+	bySandbox := map[string][]net.Listener{}
+	for {
+		m, files, err := r.Receive()
+		if err != nil {
+			return errors.New("srt closed the control channel")
+		}
+		switch m.T {
+		case "listen":
+			for _, f := range files {
+				ln, err := net.FileListener(f)
+				f.Close()
+				if err != nil {
+					return fmt.Errorf("control: %w", err)
+				}
+				mu.Lock()
+				bySandbox[m.ID] = append(bySandbox[m.ID], ln)
+				mu.Unlock()
+				go srv.Serve(ln)
+			}
+		case "close":
+			mu.Lock()
+			for _, ln := range bySandbox[m.ID] {
+				ln.Close()
+			}
+			delete(bySandbox, m.ID)
+			mu.Unlock()
+		default:
+			return fmt.Errorf("control: unknown message %q", m.T)
+		}
+	}
+}
+
+func parentProxy(o srtOptions) (*dial.ParentProxy, error) {
+	if o.parentHTTP == "" && o.parentHTTPS == "" {
+		return nil, nil
+	}
+	p := &dial.ParentProxy{}
+	var err error
+	if o.parentHTTP != "" {
+		if p.HTTP, err = dial.ParseParentURL(o.parentHTTP); err != nil {
+			return nil, fmt.Errorf("--parent-http: %w", err)
+		}
+	}
+	if o.parentHTTPS != "" {
+		if p.HTTPS, err = dial.ParseParentURL(o.parentHTTPS); err != nil {
+			return nil, fmt.Errorf("--parent-https: %w", err)
+		}
+	}
+	if o.noProxy != "" {
+		p.NoProxy = dial.ParseNoProxy(o.noProxy)
+	}
+	return p, nil
+}

@@ -1,0 +1,151 @@
+// Package decide joins the proxy's one seam to policy (proxy.Asker) to a
+// decider link: it turns a proxy request into a protocol req and a
+// verdict back, and keeps the resolved-address policy the decider's lists
+// imply.
+package decide
+
+import (
+	"context"
+	"net/netip"
+	"sort"
+	"sync"
+	"sync/atomic"
+
+	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/protocol"
+	"github.com/srt-sandbox/srt-proxy/internal/link"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy"
+)
+
+// Asker asks a decider over a link.
+type Asker struct {
+	Link *link.Link
+
+	mu   sync.Mutex
+	ids  map[*proxy.Request]uint64 // recent allowed requests, for Refused
+	ring []*proxy.Request          // their order, oldest first
+}
+
+// keepIDs bounds the requests remembered for Refused: the decider keeps
+// the same window of recent allows.
+const keepIDs = 4096
+
+var _ proxy.Asker = (*Asker)(nil)
+
+// Ask implements proxy.Asker.
+func (a *Asker) Ask(ctx context.Context, r *proxy.Request) (proxy.Verdict, error) {
+	req := toReq(r)
+	v, err := a.Link.Ask(ctx, req)
+	if err != nil {
+		return proxy.Verdict{}, err
+	}
+	switch v := v.(type) {
+	case *protocol.Allow:
+		a.remember(r, req.ID)
+		out := proxy.Verdict{Allow: true, RemoveHeaders: v.RemoveHeaders}
+		if len(v.SetHeaders) > 0 {
+			out.SetHeaders = map[string][]string{}
+			for _, h := range v.SetHeaders {
+				out.SetHeaders[h.Name] = h.Values
+			}
+		}
+		return out, nil
+	case *protocol.Deny:
+		reason := ""
+		if v.Reason != nil {
+			reason = *v.Reason
+		}
+		return proxy.Verdict{Status: v.Status, Reason: reason}, nil
+	default:
+		// need_body: bodies are asked for only on the TLS-terminated and
+		// proxy-only paths, not on srt's connection decisions.
+		return proxy.Verdict{Status: 403, Reason: "the decider asked for a body where srt-proxy cannot send one"}, nil
+	}
+}
+
+// Refused implements proxy.Asker.
+func (a *Asker) Refused(r *proxy.Request, reason string) {
+	a.mu.Lock()
+	id := a.ids[r]
+	a.mu.Unlock()
+	a.Link.Refused(id, reason)
+}
+
+func (a *Asker) remember(r *proxy.Request, id uint64) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if a.ids == nil {
+		a.ids = map[*proxy.Request]uint64{}
+	}
+	a.ids[r] = id
+	a.ring = append(a.ring, r)
+	if len(a.ring) > keepIDs {
+		delete(a.ids, a.ring[0])
+		a.ring = a.ring[1:]
+	}
+}
+
+func toReq(r *proxy.Request) *protocol.Req {
+	req := &protocol.Req{Method: r.Method, Host: r.Host, Port: r.Port, Path: r.Path, User: r.User}
+	switch r.Kind {
+	case proxy.KindConnect:
+		req.Kind = protocol.KindConnect
+	case proxy.KindSOCKS:
+		req.Kind = protocol.KindSOCKS
+	case proxy.KindHTTP:
+		req.Kind = protocol.KindHTTP
+	}
+	if r.HostHeader != "" {
+		h := r.HostHeader
+		req.HostHeader = &h
+	}
+	if r.Query != "" {
+		q := r.Query
+		req.Query = &q
+	}
+	if len(r.Headers) > 0 {
+		names := make([]string, 0, len(r.Headers))
+		for n := range r.Headers {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		for _, n := range names {
+			req.Headers = append(req.Headers, protocol.Header{Name: n, Values: r.Headers[n]})
+		}
+	}
+	return req
+}
+
+// Addresses is the resolved-address policy implied by the decider's lists:
+// the IP literals of the lists (deny-listed ones refused, allow-listed
+// ones exempt) and deniedResolvedAddresses.
+type Addresses struct {
+	// Base are ranges refused on top of the lists' (proxy-only mode's
+	// private ranges); nil in srt's mode.
+	Base []netip.Prefix
+	cur  atomic.Pointer[policy.AddressPolicy]
+}
+
+// Set rebuilds the policy from a hello or an update.
+func (a *Addresses) Set(l link.Lists) {
+	p := &policy.AddressPolicy{DeniedRanges: append([]netip.Prefix(nil), a.Base...)}
+	for _, e := range l.AllowedDomains {
+		if pat, err := policy.ParseAllowPattern(e); err == nil {
+			p.Allowed = append(p.Allowed, pat)
+		}
+	}
+	for _, e := range l.DeniedDomains {
+		if pat, err := policy.ParseDenyPattern(e); err == nil {
+			p.Denied = append(p.Denied, pat)
+		}
+	}
+	for _, r := range l.DeniedResolvedAddresses {
+		if pfx, err := policy.ParseAddressRange(r); err == nil {
+			p.DeniedRanges = append(p.DeniedRanges, pfx)
+		}
+	}
+	a.cur.Store(p)
+}
+
+// Policy returns the policy in force (for dial.Dialer.Policy).
+func (a *Addresses) Policy() *policy.AddressPolicy { return a.cur.Load() }

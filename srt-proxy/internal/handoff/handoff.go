@@ -1,0 +1,102 @@
+// Package handoff is how srt gives srt-proxy the listening sockets of each
+// sandbox it starts, and takes them back when the sandbox ends: one JSON
+// object per line on a Unix socket pair, the sockets riding along as
+// SCM_RIGHTS. The end of the stream means srt is gone, and srt-proxy stops.
+package handoff
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+
+	"golang.org/x/sys/unix"
+)
+
+// Message is one line.
+type Message struct {
+	T  string `json:"t"`  // "listen" (with sockets) or "close"
+	ID string `json:"id"` // the sandbox
+}
+
+// Send writes m with files attached.
+func Send(c *net.UnixConn, m Message, files []*os.File) error {
+	b, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	var oob []byte
+	if len(files) > 0 {
+		fds := make([]int, len(files))
+		for i, f := range files {
+			fds[i] = int(f.Fd())
+		}
+		oob = unix.UnixRights(fds...)
+	}
+	_, _, err = c.WriteMsgUnix(append(b, '\n'), oob, nil)
+	return err
+}
+
+// Receiver reads messages and the files that came with them.
+type Receiver struct {
+	c       *net.UnixConn
+	buf     []byte
+	pending []*os.File
+}
+
+// NewReceiver reads from c.
+func NewReceiver(c *net.UnixConn) *Receiver { return &Receiver{c: c} }
+
+// Receive returns the next message and its files.
+func (r *Receiver) Receive() (Message, []*os.File, error) {
+	for {
+		if i := indexNewline(r.buf); i >= 0 {
+			line := r.buf[:i]
+			r.buf = r.buf[i+1:]
+			var m Message
+			if err := json.Unmarshal(line, &m); err != nil {
+				return Message{}, nil, fmt.Errorf("handoff: %w", err)
+			}
+			files := r.pending
+			r.pending = nil
+			return m, files, nil
+		}
+		b := make([]byte, 4096)
+		oob := make([]byte, unix.CmsgSpace(64*4))
+		n, oobn, _, _, err := r.c.ReadMsgUnix(b, oob)
+		r.buf = append(r.buf, b[:n]...)
+		if oobn > 0 {
+			msgs, perr := unix.ParseSocketControlMessage(oob[:oobn])
+			if perr == nil {
+				for _, cm := range msgs {
+					fds, ferr := unix.ParseUnixRights(&cm)
+					if ferr != nil {
+						continue
+					}
+					for _, fd := range fds {
+						r.pending = append(r.pending, os.NewFile(uintptr(fd), "listener"))
+					}
+				}
+			}
+		}
+		if err != nil {
+			if n > 0 {
+				continue
+			}
+			return Message{}, nil, err
+		}
+		if n == 0 && oobn == 0 {
+			return Message{}, nil, errors.New("handoff: end of stream")
+		}
+	}
+}
+
+func indexNewline(b []byte) int {
+	for i, c := range b {
+		if c == '\n' {
+			return i
+		}
+	}
+	return -1
+}

@@ -1,0 +1,307 @@
+package sandbox
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf16"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/srt-sandbox/decider/control"
+	"github.com/srt-sandbox/decider/engine"
+	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/srt/internal/egress"
+	"github.com/srt-sandbox/srt/internal/plan"
+	"github.com/srt-sandbox/srt/settings"
+)
+
+// The ports of the proxies inside every sandbox.
+const (
+	httpProxyPort  = 3128
+	socksProxyPort = 1080
+)
+
+// listenAddrs are where the init stage listens inside the sandbox.
+var listenAddrs = []string{"127.0.0.1:3128", "[::1]:3128", "127.0.0.1:1080", "[::1]:1080"}
+
+// network is the manager's side of the egress processes, started the
+// first time a sandbox's proxy gets a connection.
+type network struct {
+	token string
+	once  sync.Once
+	eg    *egress.Egress
+	err   error
+	// texts maps attribution labels to command texts (FIFO of 1024).
+	mu     sync.Mutex
+	texts  map[string]string
+	order  []string
+	helper string // the ssh ProxyCommand executable (host path)
+}
+
+func newToken() string {
+	b := make([]byte, 16)
+	if _, err := rand.Read(b); err != nil {
+		panic(err) // crypto/rand does not fail on Linux
+	}
+	return hex.EncodeToString(b)
+}
+
+// keyLabel is the attribution label of a key (see engine.KeyLabel).
+func keyLabel(key string) string { return engine.KeyLabel(key) }
+
+// userFor is the proxy username carrying the attribution key: "srt.<label>",
+// or bare "srt" when that would exceed 255 bytes.
+func userFor(key string) string {
+	if key == "" {
+		return "srt"
+	}
+	u := "srt." + keyLabel(key)
+	if len(u) > 255 {
+		return "srt"
+	}
+	return u
+}
+
+func (n *network) remember(label, text string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if n.texts == nil {
+		n.texts = map[string]string{}
+	}
+	if _, ok := n.texts[label]; !ok {
+		n.order = append(n.order, label)
+		if len(n.order) > 1024 {
+			delete(n.texts, n.order[0])
+			n.order = n.order[1:]
+		}
+	}
+	n.texts[label] = text
+}
+
+func (n *network) textOf(label string) string {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.texts[label]
+}
+
+// proxyPlan is the proxy part of a command's plan.
+func (m *Manager) proxyPlan(key string) *plan.Proxy {
+	p := &plan.Proxy{HTTPPort: httpProxyPort, SOCKSPort: socksProxyPort, User: userFor(key), Token: m.net.token}
+	if m.net.helper != "" {
+		p.Connect = []string{m.net.helper, "--srt-connect=v1"}
+	}
+	return p
+}
+
+// egress starts the decider and the proxy once.
+func (m *Manager) egress() (*egress.Egress, error) {
+	m.net.once.Do(func() {
+		cfg := m.Config()
+		decider, err := companion(m.opts.DeciderExecutable, "decider")
+		if err != nil {
+			m.net.err = err
+			return
+		}
+		proxy, err := companion(m.opts.ProxyExecutable, "srt-proxy")
+		if err != nil {
+			m.net.err = err
+			return
+		}
+		parent := parentProxy(cfg)
+		m.net.eg, m.net.err = egress.Start(egress.Config{
+			DeciderPath: decider, ProxyPath: proxy,
+			ParentHTTP: parent.HTTP, ParentHTTPS: parent.HTTPS, NoProxy: parent.NoProxy,
+			Network: networkOf(cfg), Ask: m.opts.Ask != nil, Token: m.net.token,
+			VerdictTimeout: m.verdictTimeout(),
+			Debug:          m.opts.Debug, Stderr: m.opts.Warnings,
+			OnViolation: m.violation, OnAsk: m.ask,
+		})
+	})
+	return m.net.eg, m.net.err
+}
+
+func (m *Manager) verdictTimeout() time.Duration {
+	if m.opts.Ask != nil {
+		return 10 * time.Minute // a person may be answering
+	}
+	return 0
+}
+
+// parentProxy is network.parentProxy, or else srt's own HTTP_PROXY,
+// HTTPS_PROXY and NO_PROXY (either case): the proxy srt itself would use.
+func parentProxy(cfg *settings.Config) settings.ParentProxy {
+	if p := cfg.Network.ParentProxy; p != nil {
+		return *p
+	}
+	env := func(names ...string) string {
+		for _, n := range names {
+			if v := os.Getenv(n); v != "" {
+				return v
+			}
+		}
+		return ""
+	}
+	p := settings.ParentProxy{HTTP: env("HTTP_PROXY", "http_proxy"), HTTPS: env("HTTPS_PROXY", "https_proxy"), NoProxy: env("NO_PROXY", "no_proxy")}
+	if p.HTTPS == "" {
+		p.HTTPS = p.HTTP
+	}
+	return p
+}
+
+// networkOf is the part of the settings the decider applies.
+func networkOf(cfg *settings.Config) control.Network {
+	n := cfg.Network
+	out := control.Network{
+		AllowedDomains: n.AllowedDomains, DeniedDomains: n.DeniedDomains,
+		DeniedDomainReasons: n.DeniedDomainReasons, StrictAllowlist: n.StrictAllowlist,
+	}
+	if out.AllowedDomains == nil {
+		out.AllowedDomains = []string{}
+	}
+	if out.DeniedDomains == nil {
+		out.DeniedDomains = []string{}
+	}
+	for _, p := range n.DeniedResolvedAddresses {
+		out.DeniedResolvedAddresses = append(out.DeniedResolvedAddresses, p.String())
+	}
+	return out
+}
+
+// SyncViolations returns once every violation of the commands that have
+// finished has been recorded (the decider sends them asynchronously).
+func (m *Manager) SyncViolations() {
+	if m.net.eg != nil {
+		m.net.eg.Sync(2 * time.Second)
+	}
+}
+
+// violation records one from the decider.
+func (m *Manager) violation(line, user string) {
+	label := engine.UserLabel(user)
+	text := m.net.textOf(label)
+	if Ignored(m.Config().IgnoreViolations, line, text) {
+		return
+	}
+	v := Violation{Line: line, Command: text, Key: label, Time: time.Now()}
+	m.violations.Add(v)
+	if m.opts.OnViolation != nil {
+		m.opts.OnViolation(v)
+	}
+}
+
+// ask relays a question to the host's ask callback.
+func (m *Manager) ask(host string, port int, user string) (bool, string) {
+	if m.opts.Ask == nil {
+		return false, ""
+	}
+	allow, reason, err := m.opts.Ask(AskRequest{Host: host, Port: port, Command: m.net.textOf(engine.UserLabel(user))})
+	if err != nil {
+		return false, "permission prompt failed"
+	}
+	return allow, cutReason(reason)
+}
+
+// cutReason sanitises an ask callback's reason and cuts it to 500 UTF-16
+// units without splitting a surrogate pair.
+func cutReason(s string) string {
+	s = policy.SanitizeLine(s)
+	u := utf16.Encode([]rune(s))
+	if len(u) > 500 {
+		u = u[:500]
+		if r := u[499]; r >= 0xd800 && r < 0xdc00 {
+			u = u[:499]
+		}
+		s = string(utf16.Decode(u))
+	}
+	return strings.TrimSpace(s)
+}
+
+// companion finds a program srt runs beside itself: configured, beside
+// this program's executable, or on PATH.
+func companion(configured, name string) (string, error) {
+	if configured != "" {
+		return configured, nil
+	}
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			p := filepath.Join(filepath.Dir(exe), name)
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+				return p, nil
+			}
+		}
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return "", fmt.Errorf("the network proxy needs %s, installed beside srt or on PATH (scripts/install installs it): %w", name, ErrMissingDependency)
+	}
+	return p, nil
+}
+
+// serveListeners hands the sandbox's listening sockets to the proxy the
+// first time one has a connection waiting, and takes them back when the
+// command is done. Until then a connection waits in the backlog.
+func (m *Manager) serveListeners(c *Cmd, id string) {
+	files, ok := <-c.listeners
+	if !ok || len(files) == 0 {
+		return
+	}
+	defer func() {
+		for _, f := range files {
+			f.Close()
+		}
+	}()
+	if !waitReadable(files, c.done) {
+		return
+	}
+	eg, err := m.egress()
+	if err != nil {
+		fmt.Fprintf(m.opts.Warnings, "srt: the network proxy could not start, so the sandbox has no network: %v\n", err)
+		return
+	}
+	if err := eg.AddListeners(id, files); err != nil {
+		fmt.Fprintf(m.opts.Warnings, "srt: the network proxy could not take the sandbox's listeners: %v\n", err)
+		return
+	}
+	<-c.done
+	eg.RemoveListeners(id)
+}
+
+// waitReadable returns true once one of the listening sockets has a
+// connection waiting, false when done closes first.
+func waitReadable(files []*os.File, done <-chan struct{}) bool {
+	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
+	if err != nil {
+		return true
+	}
+	defer unix.Close(efd)
+	stop := make(chan struct{})
+	defer close(stop)
+	go func() {
+		select {
+		case <-done:
+			unix.Write(efd, []byte{1, 0, 0, 0, 0, 0, 0, 0})
+		case <-stop:
+		}
+	}()
+	fds := []unix.PollFd{{Fd: int32(efd), Events: unix.POLLIN}}
+	for _, f := range files {
+		fds = append(fds, unix.PollFd{Fd: int32(f.Fd()), Events: unix.POLLIN})
+	}
+	for {
+		_, err := unix.Poll(fds, -1)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil || fds[0].Revents != 0 {
+			return false
+		}
+		return true
+	}
+}
