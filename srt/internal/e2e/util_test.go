@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -35,3 +36,5 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 	}
 	t.Fatalf("timed out waiting for %s", what)
 }
+
+func itoa(n int) string { return strconv.Itoa(n) }
