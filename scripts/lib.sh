@@ -40,5 +40,5 @@ need_packages() {
 # build puts srt's binaries in $1.
 build() {
 	mkdir -p "$1"
-	(cd "$SRT_ROOT" && go build -trimpath -o "$1/" ./srt/cmd/srt ./srt/cmd/srt-init)
+	(cd "$SRT_ROOT" && go build -trimpath -o "$1/" ./srt/cmd/srt ./srt/cmd/srt-init ./decider/cmd/decider ./srt-proxy/cmd/srt-proxy)
 }
