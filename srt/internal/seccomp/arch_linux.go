@@ -62,4 +62,5 @@ var sysnum = map[string][2]uint32{
 	"fspick":            {433, 433},
 	"mount_setattr":     {442, 442},
 	"open_tree_attr":    {467, 467},
+	"ioctl":             {16, 29},
 }

@@ -11,6 +11,9 @@ import (
 type Options struct {
 	BlockUnixSockets bool // socket(AF_UNIX/AF_VSOCK) and io_uring
 	BlockNamespaces  bool // new user/mount namespaces, setns, mounts
+	// ioctl(TIOCSTI) and ioctl(TIOCLINUX): input pushed into a terminal the
+	// host reads (CVE-2017-5226); srt always sets it. See the package doc.
+	BlockTerminalInjection bool
 }
 
 // ErrNoRules is returned by Build when Options selects nothing: the caller
@@ -37,6 +40,9 @@ func Build(a Arch, o Options) ([]unix.SockFilter, error) {
 	}
 	if o.BlockNamespaces {
 		rules = append(rules, namespaceRules...)
+	}
+	if o.BlockTerminalInjection {
+		rules = append(rules, terminalRules...)
 	}
 	if len(rules) == 0 {
 		return nil, ErrNoRules

@@ -15,6 +15,13 @@ import (
 // only after a deliberate change to the rule tables or to the program layout,
 // and review the diff instruction by instruction: these files are the
 // reviewed form of the filter. A diff you did not intend is a bug.
+//
+// Adding the terminal table (BlockTerminalInjection) changed none of the
+// existing files: its rule comes after the other tables and is compiled only
+// when selected, so unix, namespaces and both are byte for byte what they were.
+// It added terminal (the option alone), unix-terminal, namespaces-terminal and
+// all (every option), each for both architectures; "both" keeps its old
+// meaning, the first two tables.
 var update = flag.Bool("update", false, "rewrite testdata/*.golden from the current programs")
 
 var (
@@ -26,6 +33,10 @@ var (
 		{"unix", Options{BlockUnixSockets: true}},
 		{"namespaces", Options{BlockNamespaces: true}},
 		{"both", Options{BlockUnixSockets: true, BlockNamespaces: true}},
+		{"terminal", Options{BlockTerminalInjection: true}},
+		{"unix-terminal", Options{BlockUnixSockets: true, BlockTerminalInjection: true}},
+		{"namespaces-terminal", Options{BlockNamespaces: true, BlockTerminalInjection: true}},
+		{"all", Options{BlockUnixSockets: true, BlockNamespaces: true, BlockTerminalInjection: true}},
 	}
 )
 
@@ -97,7 +108,7 @@ func TestProgramShape(t *testing.T) {
 }
 
 func TestEveryRuleHasBothNumbers(t *testing.T) {
-	for _, table := range [][]rule{unixSocketRules, namespaceRules} {
+	for _, table := range [][]rule{unixSocketRules, namespaceRules, terminalRules} {
 		for _, r := range table {
 			nums, ok := sysnum[r.syscall]
 			if !ok || nums[0] == 0 || nums[1] == 0 {

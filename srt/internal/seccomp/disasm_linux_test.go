@@ -121,6 +121,8 @@ func argName(syscall string, k uint32) string {
 			}
 		}
 		return strings.Join(names, "|")
+	case "ioctl":
+		return map[uint32]string{tiocsti: "TIOCSTI", tioclinux: "TIOCLINUX"}[k]
 	}
 	return ""
 }

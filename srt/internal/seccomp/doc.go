@@ -3,7 +3,8 @@
 //
 // What it defends against. bubblewrap's mounts are the sandbox's write and read
 // barrier, and the network namespace plus the proxy are its network barrier.
-// Two families of system calls could undo them from inside:
+// Two families of system calls could undo them from inside, and a third reaches
+// past them to the terminal the command was started from:
 //
 //   - Unix and vsock sockets (Options.BlockUnixSockets): a socket(AF_UNIX)
 //     connect to a daemon listening outside (docker.sock, the session bus,
@@ -18,22 +19,35 @@
 //     passes its flags in memory that seccomp cannot read, so it fails with
 //     ENOSYS, which glibc and Go treat as "use clone instead", where the flags
 //     are checked.
+//   - Terminal input injection (Options.BlockTerminalInjection; srt always
+//     sets it): ioctl(fd, TIOCSTI, &c) pushes c into a terminal's input
+//     queue, so whoever reads that terminal next (the user's shell, once the
+//     command exits) reads it as typed input and runs it outside the sandbox.
+//     This is CVE-2017-5226 in bubblewrap's history, and Linux 6.2 added the
+//     dev.tty.legacy_tiocsti sysctl because of it; many kernels still leave
+//     it at 1. bubblewrap's --new-session is not enough on its own: it only
+//     takes the controlling terminal away, and when the command's stdin is a
+//     pseudo-terminal that is nobody's controlling terminal, the command can
+//     fork, setsid() and adopt it with ioctl(TIOCSCTTY), after which the
+//     kernel accepts TIOCSTI from it. TIOCLINUX is refused as well: on a
+//     virtual console its TIOCL_PASTESEL subcode pastes the selection as
+//     input. Other ioctls, TIOCSCTTY and TCGETS among them, stay allowed.
 //
 // Rules are data: one table per concern (rules_linux.go), compiled by Build into
 // a straight-line program that golden tests pin for every architecture and
 // option combination.
 //
 // Argument words. Every argument compared (socket's domain, unshare's and
-// clone's flags) is read as the low 32 bits of the argument: the kernel
-// truncates int arguments and reads lower_32_bits(flags) for clone, so a 64-bit
-// compare could be dodged by setting high bits. Both supported architectures are
-// little-endian, so the low word of args[i] sits at offset 16+8*i of struct
-// seccomp_data.
+// clone's flags, ioctl's request) is read as the low 32 bits of the argument:
+// the kernel truncates int arguments, reads lower_32_bits(flags) for clone and
+// takes ioctl's cmd as an unsigned int, so a 64-bit compare could be dodged by
+// setting high bits. Both supported architectures are little-endian, so the
+// low word of args[i] sits at offset 16+8*i of struct seccomp_data.
 //
 // Foreign ABIs. The program first checks seccomp_data.arch against the native
 // AUDIT_ARCH value. A call made through another ABI (i386 via int 0x80 on
 // x86-64, AArch32 compat on arm64) would be looked up in a different syscall
-// table, where socket, unshare and mount have other numbers — or, for i386,
+// table, where socket, unshare, mount and ioctl have other numbers — or, for i386,
 // socketcall(2) multiplexes every socket operation — so allowing them would skip
 // every rule. Such calls, and x32 calls on x86-64 (nr & 0x40000000, same arch
 // value), therefore fail closed: they return ENOSYS without running. ENOSYS was

@@ -13,6 +13,8 @@ import (
 // syscall with the blocking value in the low word is never allowed, and that
 // the answer is the one the independent model gives.
 //
+// optSel's low three bits select the options (1 unix sockets, 2 namespaces,
+// 4 terminal injection), so every combination is reached, the empty one too.
 // pick steers half the inputs onto a syscall the model knows, with the native
 // arch value, so the rules are exercised and not only the default path.
 func FuzzProgram(f *testing.F) {
@@ -23,9 +25,17 @@ func FuzzProgram(f *testing.F) {
 	f.Add(uint8(1), uint8(3), uint8(0x80), uint32(281), uint32(unix.AUDIT_ARCH_ARM), uint64(1), uint64(0))
 	f.Add(uint8(0), uint8(3), uint8(0x80), uint32(102), uint32(unix.AUDIT_ARCH_I386), uint64(1), uint64(0))
 	f.Add(uint8(0), uint8(3), uint8(5), uint32(0), uint32(0), uint64(0x1_00000001), uint64(0))
+	f.Add(uint8(0), uint8(4), uint8(0x80), uint32(16), uint32(unix.AUDIT_ARCH_X86_64), uint64(0), uint64(0x5412))
+	f.Add(uint8(0), uint8(7), uint8(0x80), uint32(16), uint32(unix.AUDIT_ARCH_X86_64), uint64(0), uint64(0xffffffff_00005412))
+	f.Add(uint8(1), uint8(4), uint8(0x80), uint32(29), uint32(unix.AUDIT_ARCH_AARCH64), uint64(1), uint64(0x1_0000541c))
+	f.Add(uint8(1), uint8(5), uint8(0x80), uint32(29), uint32(unix.AUDIT_ARCH_AARCH64), uint64(0), uint64(0x5401))
+	f.Add(uint8(0), uint8(4), uint8(0x80), uint32(54), uint32(unix.AUDIT_ARCH_I386), uint64(0), uint64(0x5412))
+	f.Add(uint8(0), uint8(6), uint8(0x80), uint32(0x40000202), uint32(unix.AUDIT_ARCH_X86_64), uint64(0), uint64(0x5412))
+	f.Add(uint8(1), uint8(4), uint8(0x80), uint32(54), uint32(unix.AUDIT_ARCH_ARM), uint64(0), uint64(0x5412))
 	f.Fuzz(func(t *testing.T, archSel, optSel, pick uint8, nr, arch uint32, arg0, arg1 uint64) {
 		a := arches[int(archSel)%len(arches)]
-		o := Options{BlockUnixSockets: optSel&1 != 0, BlockNamespaces: optSel&2 != 0}
+		o := Options{BlockUnixSockets: optSel&1 != 0, BlockNamespaces: optSel&2 != 0,
+			BlockTerminalInjection: optSel&4 != 0}
 		prog, err := Build(a, o)
 		if o == (Options{}) {
 			if err == nil {
@@ -52,19 +62,20 @@ func FuzzProgram(f *testing.F) {
 		if a == ArchAMD64 && nr&0x40000000 != 0 && got == retAllow {
 			t.Fatalf("x32 nr %#x allowed", nr)
 		}
-		if arch == a.audit && blockedByLowWord(a, o, nr, uint32(arg0)) && got == retAllow {
-			t.Fatalf("%s %+v: blocked nr %d with args[0]=%#x allowed", a, o, nr, arg0)
+		if arch == a.audit && blockedByLowWord(a, o, nr, uint32(arg0), uint32(arg1)) && got == retAllow {
+			t.Fatalf("%s %+v: blocked nr %d with args[0]=%#x args[1]=%#x allowed", a, o, nr, arg0, arg1)
 		}
 		if want := model(a, o, d); got != want {
-			t.Fatalf("%s %+v nr=%d arch=%#x args[0]=%#x: got %s, model says %s",
-				a, o, nr, arch, arg0, actionName(got), actionName(want))
+			t.Fatalf("%s %+v nr=%d arch=%#x args[0]=%#x args[1]=%#x: got %s, model says %s",
+				a, o, nr, arch, arg0, arg1, actionName(got), actionName(want))
 		}
 	})
 }
 
 // blockedByLowWord reports whether a native call must be refused: its number is
-// one a selected rule names and, for argument rules, low0 carries the value.
-func blockedByLowWord(a Arch, o Options, nr, low0 uint32) bool {
+// one a selected rule names and, for argument rules, the low word of the
+// argument tested (low0 or low1) carries the value.
+func blockedByLowWord(a Arch, o Options, nr, low0, low1 uint32) bool {
 	n := modelNums[a.name]
 	if o.BlockUnixSockets {
 		if nr == n["socket"] && (low0 == unix.AF_UNIX || low0 == unix.AF_VSOCK) ||
@@ -82,6 +93,9 @@ func blockedByLowWord(a Arch, o Options, nr, low0 uint32) bool {
 				return true
 			}
 		}
+	}
+	if o.BlockTerminalInjection && nr == n["ioctl"] && (low1 == reqTIOCSTI || low1 == reqTIOCLINUX) {
+		return true
 	}
 	return false
 }

@@ -19,7 +19,8 @@ import (
 
 // childEnv switches the test binary into one of its child roles: "filter"
 // installs the native program and runs the probes, "socket" reports what
-// socket(AF_UNIX) returns (used after execve from a filtered child).
+// socket(AF_UNIX) returns (used after execve from a filtered child), "tiocsti"
+// adopts the pty on its stdin as controlling terminal and injects into it.
 const childEnv = "SRT_SECCOMP_TEST_CHILD"
 
 func TestMain(m *testing.M) {
@@ -29,6 +30,9 @@ func TestMain(m *testing.M) {
 	case "socket":
 		fmt.Println(sock(unix.AF_UNIX))
 		os.Exit(0)
+	case "tiocsti":
+		fmt.Println(injectAsControllingTerminal())
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }
@@ -37,6 +41,10 @@ type probeResult struct {
 	Probe  string `json:"probe"`
 	Before string `json:"before,omitempty"`
 	After  string `json:"after"`
+	// for a control probe that did not succeed before the filter: why, and
+	// whether the environment explains it (see explainControl)
+	Why        string `json:"why,omitempty"`
+	EnvLimited bool   `json:"envLimited,omitempty"`
 }
 
 func filterChild(w io.Writer) int {
@@ -48,7 +56,7 @@ func filterChild(w io.Writer) int {
 		}
 	}
 	a, _ := Native()
-	prog, err := Build(a, Options{BlockUnixSockets: true, BlockNamespaces: true})
+	prog, err := Build(a, Options{BlockUnixSockets: true, BlockNamespaces: true, BlockTerminalInjection: true})
 	if err == nil {
 		err = Install(prog)
 	}
@@ -58,7 +66,11 @@ func filterChild(w io.Writer) int {
 	}
 	enc := json.NewEncoder(w)
 	for _, p := range probes {
-		enc.Encode(probeResult{Probe: p.name, Before: before[p.name], After: p.run()})
+		r := probeResult{Probe: p.name, Before: before[p.name], After: p.run()}
+		if ctty, ok := controls[p.name]; ok && r.Before != "OK" {
+			r.Why, r.EnvLimited = explainControl(r.Before, ctty)
+		}
+		enc.Encode(r)
 	}
 	return 0
 }
@@ -147,6 +159,25 @@ func checkResults(t *testing.T, who string, results map[string]probeResult) {
 		if r.After != p.want {
 			t.Errorf("%s: %s: got %s, want %s", who, p.name, r.After, p.want)
 		}
+	}
+	// An EPERM under the filter shows the filter at work only where the same
+	// call succeeds without it; say why when it could not.
+	for _, p := range probes {
+		if _, ok := controls[p.name]; !ok {
+			continue
+		}
+		r := results[p.name]
+		t.Run("control "+p.name, func(t *testing.T) {
+			switch {
+			case !p.before:
+				t.Fatalf("%s: control probe %s is not run before the filter", who, p.name)
+			case r.Before == "OK":
+			case r.EnvLimited:
+				t.Skipf("%s: without the filter this gives %s, so it cannot serve as a control here: %s", who, r.Before, r.Why)
+			default:
+				t.Errorf("%s: without the filter this gives %s, want OK: %s", who, r.Before, r.Why)
+			}
+		})
 	}
 }
 

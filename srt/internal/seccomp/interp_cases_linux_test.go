@@ -7,14 +7,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// callCase is one seccomp_data input with the answer the "both" program must
+// callCase is one seccomp_data input with the answer the "all" program must
 // give; concern says which option the answer depends on ("" for none).
 type callCase struct {
 	name    string
 	syscall string
 	arg0    uint64
 	arg1    uint64
-	concern string // "unix", "ns" or "" (always ALLOW)
+	concern string // "unix", "ns", "tty" or "" (always ALLOW)
 	want    uint32 // answer when concern's option is on
 }
 
@@ -25,6 +25,14 @@ const (
 	threadFlags = unix.CLONE_VM | unix.CLONE_FS | unix.CLONE_FILES | unix.CLONE_SIGHAND |
 		unix.CLONE_SYSVSEM | unix.CLONE_THREAD
 	execFlags = unix.CLONE_VFORK | unix.CLONE_VM | unix.CLONE_PIDFD | uint64(unix.SIGCHLD)
+	// terminal ioctl requests (asm-generic/ioctls.h), written out independently
+	// of the rule table
+	reqTIOCSTI   = 0x5412
+	reqTIOCLINUX = 0x541C
+	reqTCGETS    = 0x5401
+	reqFIONREAD  = 0x541B
+	reqTIOCSCTTY = 0x540E
+	reqTIOCGPTN  = 0x80045430
 )
 
 var callCases = []callCase{
@@ -72,6 +80,22 @@ var callCases = []callCase{
 	{"mount_setattr", "mount_setattr", 0, 0, "ns", retEPERM},
 	{"open_tree_attr", "open_tree_attr", 0, 0, "ns", retEPERM},
 
+	{"ioctl TIOCSTI", "ioctl", 0, reqTIOCSTI, "tty", retEPERM},
+	{"ioctl TIOCSTI on fd 7", "ioctl", 7, reqTIOCSTI, "tty", retEPERM},
+	{"ioctl TIOCSTI, high bits set", "ioctl", 0, 0xffffffff_00000000 | reqTIOCSTI, "tty", retEPERM},
+	{"ioctl TIOCSTI, one high bit set", "ioctl", 0, 0x1_00000000 | reqTIOCSTI, "tty", retEPERM},
+	{"ioctl TIOCLINUX", "ioctl", 0, reqTIOCLINUX, "tty", retEPERM},
+	{"ioctl TIOCLINUX, high bits set", "ioctl", 0, 0x80000000_00000000 | reqTIOCLINUX, "tty", retEPERM},
+	{"ioctl TIOCSTI in high word only (kernel sees 0)", "ioctl", 0, reqTIOCSTI << 32, "", retAllow},
+	{"ioctl TIOCSTI in arg0 (fd), TCGETS in arg1", "ioctl", reqTIOCSTI, reqTCGETS, "", retAllow},
+	{"ioctl TCGETS", "ioctl", 0, reqTCGETS, "", retAllow},
+	{"ioctl FIONREAD", "ioctl", 0, reqFIONREAD, "", retAllow},
+	{"ioctl TIOCSCTTY", "ioctl", 0, reqTIOCSCTTY, "", retAllow},
+	{"ioctl TIOCGPTN", "ioctl", 3, reqTIOCGPTN, "", retAllow},
+	{"ioctl TIOCSTI+1", "ioctl", 0, reqTIOCSTI + 1, "", retAllow},
+	{"ioctl TIOCSTI-1", "ioctl", 0, reqTIOCSTI - 1, "", retAllow},
+	{"ioctl 0", "ioctl", 0, 0, "", retAllow},
+
 	{"read", "read", 0, 0, "", retAllow},
 	{"write", "write", 1, 0, "", retAllow},
 	{"openat", "openat", 0, 0, "", retAllow},
@@ -87,7 +111,8 @@ func TestInterpretedPrograms(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			on := map[string]bool{"unix": c.opts.BlockUnixSockets, "ns": c.opts.BlockNamespaces}
+			on := map[string]bool{"unix": c.opts.BlockUnixSockets, "ns": c.opts.BlockNamespaces,
+				"tty": c.opts.BlockTerminalInjection}
 			for _, cc := range callCases {
 				nr, ok := modelNums[a.name][cc.syscall]
 				if !ok {
@@ -125,10 +150,19 @@ func TestForeignABIs(t *testing.T) {
 		{ArchAMD64, "x32 read", seccompData{nr: 0x40000000, arch: unix.AUDIT_ARCH_X86_64}},
 		{ArchAMD64, "x32 unshare", seccompData{nr: 0x40000000 | 272, arch: unix.AUDIT_ARCH_X86_64, args: [6]uint64{newUser}}},
 		{ArchAMD64, "nr -1", seccompData{nr: 0xffffffff, arch: unix.AUDIT_ARCH_X86_64}},
+		// ioctl is 54 on i386 and AArch32, 514 on x32; TIOCSTI has the same value there.
+		{ArchAMD64, "i386 ioctl TIOCSTI", seccompData{nr: 54, arch: auditI386, args: [6]uint64{0, reqTIOCSTI}}},
+		{ArchAMD64, "i386 ioctl TCGETS", seccompData{nr: 54, arch: auditI386, args: [6]uint64{0, reqTCGETS}}},
+		{ArchAMD64, "i386 number of x86-64 ioctl, TIOCSTI", seccompData{nr: 16, arch: auditI386, args: [6]uint64{0, reqTIOCSTI}}},
+		{ArchAMD64, "x32 ioctl TIOCSTI", seccompData{nr: 0x40000000 | 514, arch: unix.AUDIT_ARCH_X86_64, args: [6]uint64{0, reqTIOCSTI}}},
+		{ArchAMD64, "x32 bit on x86-64 ioctl TIOCSTI", seccompData{nr: 0x40000000 | 16, arch: unix.AUDIT_ARCH_X86_64, args: [6]uint64{0, reqTIOCSTI}}},
 		{ArchARM64, "aarch32 socket", seccompData{nr: 281, arch: auditARM, args: [6]uint64{unix.AF_UNIX}}},
 		{ArchARM64, "aarch32 read", seccompData{nr: 3, arch: auditARM}},
 		{ArchARM64, "x86-64 arch value", seccompData{nr: 41, arch: unix.AUDIT_ARCH_X86_64}},
 		{ArchARM64, "arch 0", seccompData{nr: 63}},
+		{ArchARM64, "aarch32 ioctl TIOCSTI", seccompData{nr: 54, arch: auditARM, args: [6]uint64{0, reqTIOCSTI}}},
+		{ArchARM64, "aarch32 number of arm64 ioctl, TIOCLINUX", seccompData{nr: 29, arch: auditARM, args: [6]uint64{0, reqTIOCLINUX}}},
+		{ArchARM64, "x86-64 ioctl TIOCSTI", seccompData{nr: 16, arch: unix.AUDIT_ARCH_X86_64, args: [6]uint64{0, reqTIOCSTI}}},
 	}
 	for _, c := range combos {
 		for _, fc := range cases {
@@ -152,7 +186,7 @@ func check(t *testing.T, name string, prog []unix.SockFilter, d seccompData, wan
 		return
 	}
 	if got != want {
-		t.Errorf("%s: nr=%d arch=%#x args[0]=%#x: got %s, want %s",
-			name, d.nr, d.arch, d.args[0], actionName(got), actionName(want))
+		t.Errorf("%s: nr=%d arch=%#x args[0]=%#x args[1]=%#x: got %s, want %s",
+			name, d.nr, d.arch, d.args[0], d.args[1], actionName(got), actionName(want))
 	}
 }

@@ -15,7 +15,7 @@ var modelNums = map[string]map[string]uint32{
 		"unshare": 272, "clone": 56, "clone3": 435, "setns": 308, "mount": 165, "umount2": 166,
 		"pivot_root": 155, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
 		"fsmount": 432, "fspick": 433, "mount_setattr": 442, "open_tree_attr": 467,
-		"fork": 57, "vfork": 58, "exit_group": 231,
+		"fork": 57, "vfork": 58, "exit_group": 231, "ioctl": 16,
 	},
 	"arm64": {
 		"read": 63, "write": 64, "openat": 56, "execve": 221, "connect": 203, "socketpair": 199,
@@ -23,7 +23,7 @@ var modelNums = map[string]map[string]uint32{
 		"unshare": 97, "clone": 220, "clone3": 435, "setns": 268, "mount": 40, "umount2": 39,
 		"pivot_root": 41, "open_tree": 428, "move_mount": 429, "fsopen": 430, "fsconfig": 431,
 		"fsmount": 432, "fspick": 433, "mount_setattr": 442, "open_tree_attr": 467,
-		"exit_group": 94,
+		"exit_group": 94, "ioctl": 29,
 	},
 }
 
@@ -48,6 +48,7 @@ func model(a Arch, o Options, d seccompData) uint32 {
 		}
 	}
 	low0 := uint32(d.args[0]) // the kernel sees only the low word of int arguments
+	low1 := uint32(d.args[1]) // ioctl's request is an unsigned int
 	if o.BlockUnixSockets {
 		switch name {
 		case "socket":
@@ -68,6 +69,11 @@ func model(a Arch, o Options, d seccompData) uint32 {
 			return retENOSYS
 		case "setns", "mount", "umount2", "pivot_root", "open_tree", "move_mount", "fsopen",
 			"fsconfig", "fsmount", "fspick", "mount_setattr", "open_tree_attr":
+			return retEPERM
+		}
+	}
+	if o.BlockTerminalInjection && name == "ioctl" {
+		if low1 == 0x5412 || low1 == 0x541C { // TIOCSTI, TIOCLINUX (asm-generic/ioctls.h)
 			return retEPERM
 		}
 	}

@@ -24,7 +24,8 @@ type probe struct {
 	run    func() string
 }
 
-var probes = []probe{
+// probes are the ones below followed by the terminal ones (pty_linux_test.go).
+var probes = append([]probe{
 	{"socket(AF_UNIX)", true, "EPERM", func() string { return sock(unix.AF_UNIX) }},
 	{"socket(AF_UNIX|0xffffffff00000000)", true, "EPERM", func() string { return sock(0xffffffff_00000000 | unix.AF_UNIX) }},
 	{"socket(AF_VSOCK)", true, "EPERM", func() string { return sock(unix.AF_VSOCK) }},
@@ -91,7 +92,7 @@ var probes = []probe{
 	{"execve'd grandchild: socket(AF_UNIX)", false, "EPERM", grandchild},
 	{"socket(AF_UNIX) on threads that existed before install", false, "EPERM", onLockedThreads},
 	{"every thread: Seccomp 2, NoNewPrivs 1", true, "OK", allThreadsFiltered},
-}
+}, ptyProbes...)
 
 // atFDCWD is a variable so that converting it to uintptr sign-extends.
 var atFDCWD = unix.AT_FDCWD

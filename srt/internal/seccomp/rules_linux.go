@@ -59,3 +59,19 @@ var namespaceRules = []rule{
 	// open_tree plus mount_setattr in one call (Linux 6.15).
 	{syscall: "open_tree_attr", errno: unix.EPERM},
 }
+
+// Terminal ioctl requests, from include/uapi/asm-generic/ioctls.h; x86-64 and
+// arm64 both use the generic values (alpha, mips, powerpc and sparc do not).
+// They are written out, like the syscall numbers, so that the rule does not
+// depend on the build architecture's x/sys/unix.
+const (
+	tiocsti   = 0x5412 // TIOCSTI: "simulate terminal input", push one byte into the input queue
+	tioclinux = 0x541C // TIOCLINUX: virtual console subcodes, TIOCL_PASTESEL pastes the selection as input
+)
+
+// terminalRules keep the command from typing into a terminal it shares with
+// the host. The kernel's ioctl cmd is an unsigned int, so the low 32 bits of
+// arg 1 are what it acts on.
+var terminalRules = []rule{
+	{syscall: "ioctl", arg: &argTest{index: 1, anyOf: []uint32{tiocsti, tioclinux}}, errno: unix.EPERM},
+}

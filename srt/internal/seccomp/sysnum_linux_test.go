@@ -1,6 +1,10 @@
 package seccomp
 
-import "testing"
+import (
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
 
 func TestSysnumMatchesXSys(t *testing.T) {
 	a, ok := Native()
@@ -16,5 +20,16 @@ func TestSysnumMatchesXSys(t *testing.T) {
 		if nums[a.column] != want {
 			t.Errorf("%s on %s: table has %d, x/sys/unix has %d", name, a, nums[a.column], want)
 		}
+	}
+}
+
+// TestIoctlRequestsMatchXSys checks the request numbers the terminal rule
+// writes out against x/sys/unix for the build architecture.
+func TestIoctlRequestsMatchXSys(t *testing.T) {
+	if _, ok := Native(); !ok {
+		t.Skip("no seccomp program for this architecture")
+	}
+	if tiocsti != unix.TIOCSTI || tioclinux != unix.TIOCLINUX {
+		t.Errorf("TIOCSTI %#x, TIOCLINUX %#x; x/sys/unix has %#x, %#x", tiocsti, tioclinux, unix.TIOCSTI, unix.TIOCLINUX)
 	}
 }
