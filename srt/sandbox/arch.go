@@ -10,7 +10,8 @@ import (
 
 // checkArch refuses to run where srt has no seccomp filter, unless the
 // settings opt out of both filters: running without a filter the settings
-// ask for would silently drop it.
+// ask for would silently drop it. (Terminal injection is then stopped by
+// the new session alone; docs/security.md says so.)
 func checkArch(cfg *settings.Config) error {
 	if _, ok := seccomp.Native(); ok {
 		return nil

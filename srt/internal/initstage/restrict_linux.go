@@ -39,18 +39,18 @@ func restrict(spec Spec) error {
 			}
 		}
 	}
-	if spec.BlockUnixSockets || spec.BlockNamespaces {
-		arch, ok := seccomp.Native()
-		if !ok {
-			return errors.New("seccomp: this architecture has no filter")
-		}
-		prog, err := seccomp.Build(arch, seccomp.Options{BlockUnixSockets: spec.BlockUnixSockets, BlockNamespaces: spec.BlockNamespaces})
+	// Terminal input injection (TIOCSTI, TIOCLINUX) is refused always, so
+	// there is always a filter where the architecture has one.
+	if arch, ok := seccomp.Native(); ok {
+		prog, err := seccomp.Build(arch, seccomp.Options{BlockUnixSockets: spec.BlockUnixSockets, BlockNamespaces: spec.BlockNamespaces, BlockTerminalInjection: true})
 		if err != nil {
 			return err
 		}
 		if err := seccomp.Install(prog); err != nil {
 			return err
 		}
+	} else if spec.BlockUnixSockets || spec.BlockNamespaces {
+		return errors.New("seccomp: this architecture has no filter")
 	}
 	return nil
 }
