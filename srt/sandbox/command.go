@@ -103,6 +103,10 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	if key == "" {
 		key = command
 	}
+	// Runs that were killed may have left placeholders: clean them up
+	// before the plan looks at the filesystem, or it would take them for
+	// real files.
+	m.sweepIfNeeded()
 	m.net.remember(keyLabel(key), command)
 	p, err := plan.Build(plan.Input{
 		Config: cfg, FS: fsview.OS{}, Cwd: filepath.Clean(o.dir), Home: filepath.Clean(home), TmpDir: plan.PrivateTmp,

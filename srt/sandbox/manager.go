@@ -151,6 +151,14 @@ func findInit() string {
 	return "/proc/self/exe"
 }
 
+// sweepIfNeeded cleans up after killed runs when srt's state directory
+// exists (only runs that made placeholders create it).
+func (m *Manager) sweepIfNeeded() {
+	if placeholders.HaveState() {
+		m.registry()
+	}
+}
+
 // registry opens the placeholder registry the first time a command needs
 // one: most commands need none, and do not pay for it.
 func (m *Manager) registry() (*placeholders.Registry, error) {

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"syscall"
 	"unsafe"
@@ -37,6 +38,9 @@ var nullSlot, nullFD int
 var forwarded = []os.Signal{unix.SIGINT, unix.SIGTERM, unix.SIGHUP, unix.SIGQUIT, unix.SIGUSR1, unix.SIGUSR2, unix.SIGWINCH}
 
 func run(args []string) int {
+	// One thread does the set-up that is per thread (the session keyring)
+	// and starts the command, which inherits that thread's credentials.
+	runtime.LockOSThread()
 	// kill(-1) below would reach every process the user owns outside a
 	// PID namespace: refuse to run anywhere but as a sandbox's PID 1.
 	if os.Getpid() != 1 {

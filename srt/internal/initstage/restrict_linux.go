@@ -21,6 +21,15 @@ func restrict(spec Spec) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
+	// A new, empty session keyring: the caller's (Kerberos ticket caches,
+	// tool tokens) is inherited otherwise, and keyrings are not files that
+	// a mount could hide.
+	// Credentials are per thread: this thread (locked by run, and the one
+	// that starts the command) joins the new keyring, and the command
+	// inherits it.
+	if _, _, errno := unix.Syscall(unix.SYS_KEYCTL, unix.KEYCTL_JOIN_SESSION_KEYRING, 0, 0); errno != 0 {
+		return fmt.Errorf("new session keyring: %w", errno)
+	}
 	if spec.Landlock {
 		// No signal scoping: Landlock gives each thread of this process a
 		// domain of its own, so a signal this process forwards from another

@@ -26,7 +26,6 @@ type Registry struct {
 	start uint64
 	mu    sync.Mutex
 	seq   int
-	swept chan struct{}
 }
 
 // Open opens the registry in the state directory and cleans up after runs
@@ -41,16 +40,9 @@ func Open() (*Registry, error) {
 		return nil, err
 	}
 	r := &Registry{dir: dir, start: st}
-	r.swept = make(chan struct{})
-	go func() {
-		defer close(r.swept)
-		r.sweep()
-	}()
+	r.sweep()
 	return r, nil
 }
-
-// Wait returns once the start-up sweep has finished.
-func (r *Registry) Wait() { <-r.swept }
 
 // sweep collects, under the lock, the journals of dead processes.
 func (r *Registry) sweep() {
@@ -110,7 +102,6 @@ func (r *Registry) lock() (func(), error) {
 // that do not exist yet. The journal is written before anything is created,
 // so a crash at any point leaves a record for the next run to clean.
 func (r *Registry) Acquire(wants []Want) (*Claim, error) {
-	r.Wait()
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	unlock, err := r.lock()

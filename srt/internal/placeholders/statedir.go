@@ -31,3 +31,14 @@ func StateDir() (string, error) {
 	}
 	return dir, nil
 }
+
+// HaveState says whether srt's state directory exists: only then can there
+// be journals of killed runs to collect.
+func HaveState() bool {
+	base, err := filepath.EvalSymlinks(os.TempDir())
+	if err != nil {
+		return false
+	}
+	_, err = os.Lstat(filepath.Join(base, "srt-"+strconv.Itoa(os.Getuid())))
+	return err == nil
+}
