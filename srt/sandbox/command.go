@@ -109,7 +109,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	m.sweepIfNeeded()
 	m.net.remember(keyLabel(key), command)
 	p, err := plan.Build(plan.Input{
-		Config: cfg, FS: fsview.OS{}, Cwd: filepath.Clean(o.dir), Home: filepath.Clean(home), TmpDir: plan.PrivateTmp,
+		Config: cfg, FS: fsview.OS{}, Cwd: filepath.Clean(o.dir), Home: filepath.Clean(home), UID: os.Getuid(), TmpDir: plan.PrivateTmp,
 		Env: o.env, Command: []string{m.shell, "-c", command},
 		Proxy: m.proxyPlan(key), Listen: listenAddrs, Helpers: []string{m.net.helper},
 	})

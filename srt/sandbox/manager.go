@@ -78,6 +78,14 @@ func New(cfg *settings.Config, opts Options) (*Manager, error) {
 	if opts.Warnings == nil {
 		opts.Warnings = os.Stderr
 	}
+	// The first process a Go program starts pays for a probe of pidfd
+	// support (a throwaway child); have it run now, beside the checks
+	// below, rather than on the way of the first command's start.
+	go func() {
+		if p, err := os.FindProcess(os.Getpid()); err == nil {
+			p.Release()
+		}
+	}()
 	info, err := bwrap.Locate(cfg.BwrapPath)
 	if err != nil {
 		return nil, err
@@ -151,10 +159,10 @@ func findInit() string {
 	return "/proc/self/exe"
 }
 
-// sweepIfNeeded cleans up after killed runs when srt's state directory
-// exists (only runs that made placeholders create it).
+// sweepIfNeeded cleans up after killed runs when there are journals to
+// collect.
 func (m *Manager) sweepIfNeeded() {
-	if placeholders.HaveState() {
+	if placeholders.HaveJournals() {
 		m.registry()
 	}
 }

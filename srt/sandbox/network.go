@@ -1,7 +1,6 @@
 package sandbox
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -45,10 +44,17 @@ type network struct {
 	helper string // the ssh ProxyCommand executable (host path)
 }
 
+// newToken returns 16 random bytes in hex, from the kernel's CSPRNG.
+// (getrandom directly: crypto/rand would link the FIPS module, whose
+// set-up every start of srt would pay for.)
 func newToken() string {
 	b := make([]byte, 16)
-	if _, err := rand.Read(b); err != nil {
-		panic(err) // crypto/rand does not fail on Linux
+	for n := 0; n < len(b); {
+		m, err := unix.Getrandom(b[n:], 0)
+		if err != nil && err != unix.EINTR {
+			panic(fmt.Sprintf("getrandom: %v", err)) // cannot fail on Linux ≥ 3.17 once seeded
+		}
+		n += max(m, 0)
 	}
 	return hex.EncodeToString(b)
 }

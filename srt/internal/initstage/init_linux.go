@@ -83,9 +83,11 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "srt: init stage: %v\n", err)
 		return 125
 	}
-	sigs := make(chan os.Signal, 16)
-	signal.Notify(sigs, forwarded...)
-
+	// The relay of signals sent to the init stage itself is registered
+	// once the command runs: registering starts a thread, which is not on
+	// the start-up path then. (Not signal.Ignore meanwhile: an ignored
+	// signal stays ignored in the command.) Until it is in place only the
+	// command could signal PID 1, and it would end its own sandbox.
 	pid, err := start(command)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "srt: cannot run %s: %v\n", command[0], err)
@@ -97,7 +99,11 @@ func run(args []string) int {
 	channel := os.NewFile(ChannelFD, "channel")
 	channel.Write([]byte{MsgStarted})
 
-	go relaySignals(pid, sigs)
+	go func() {
+		sigs := make(chan os.Signal, 16)
+		signal.Notify(sigs, forwarded...)
+		relaySignals(pid, sigs)
+	}()
 	go watchControl(pid)
 	code := reap(pid)
 	// The command is done: end everything it left behind, so that once srt

@@ -35,7 +35,10 @@ func restrict(spec Spec) error {
 		// domain of its own, so a signal this process forwards from another
 		// thread than the one that started the command would be refused;
 		// the PID namespace already hides every process outside.
-		abi, skipped, err := landlock.Restrict(landlock.Rules{WritePaths: spec.WritePaths, ScopeAbstractUnix: true})
+		// Only this thread: it is locked and starts the command, which
+		// inherits the domain; the init stage's other threads run only its
+		// own code (and every thread gets the seccomp filter below).
+		abi, skipped, err := landlock.Restrict(landlock.Rules{WritePaths: spec.WritePaths, ScopeAbstractUnix: true, ThisThread: true})
 		switch {
 		case errors.Is(err, landlock.ErrUnsupported):
 			debug("Landlock is not available on this kernel (%v); writes are limited by the mount rules alone", err)

@@ -22,6 +22,11 @@ type Rules struct {
 	// ScopeAbstractUnix refuses connecting to abstract Unix sockets bound
 	// outside the domain (ABI 6).
 	ScopeAbstractUnix bool
+	// ThisThread restricts only the calling thread (and what it starts
+	// from now on), for a caller that has locked its goroutine to the
+	// thread that will start the restricted program: restricting every
+	// thread stops the world and signals each of them.
+	ThisThread bool
 }
 
 // rulesetAttr is struct landlock_ruleset_attr up to the scoped field (ABI 6).
@@ -64,6 +69,15 @@ func Restrict(r Rules) (abi int, skipped []string, err error) {
 		if !added {
 			skipped = append(skipped, p)
 		}
+	}
+	if r.ThisThread {
+		if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
+			return abi, nil, fmt.Errorf("landlock: set no_new_privs: %w", err)
+		}
+		if _, _, errno := unix.Syscall(unix.SYS_LANDLOCK_RESTRICT_SELF, fd, 0, 0); errno != 0 {
+			return abi, nil, fmt.Errorf("landlock: restrict: %w", errno)
+		}
+		return abi, skipped, nil
 	}
 	if _, _, errno := syscall.AllThreadsSyscall(unix.SYS_PRCTL, unix.PR_SET_NO_NEW_PRIVS, 1, 0); errno != 0 {
 		return abi, nil, fmt.Errorf("landlock: set no_new_privs on every thread: %w%s", errno, cgoHint(errno))

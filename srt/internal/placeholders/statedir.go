@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"syscall"
 )
 
@@ -32,13 +33,20 @@ func StateDir() (string, error) {
 	return dir, nil
 }
 
-// HaveState says whether srt's state directory exists: only then can there
-// be journals of killed runs to collect.
-func HaveState() bool {
-	base, err := filepath.EvalSymlinks(os.TempDir())
+// HaveJournals says whether srt's state directory holds journals: only
+// then can there be placeholders of killed runs to collect. It is one
+// directory read, cheap enough for every start.
+func HaveJournals() bool {
+	f, err := os.Open(filepath.Join(os.TempDir(), "srt-"+strconv.Itoa(os.Getuid())))
 	if err != nil {
 		return false
 	}
-	_, err = os.Lstat(filepath.Join(base, "srt-"+strconv.Itoa(os.Getuid())))
-	return err == nil
+	defer f.Close()
+	names, _ := f.Readdirnames(-1)
+	for _, n := range names {
+		if strings.HasPrefix(n, "run-") {
+			return true
+		}
+	}
+	return false
 }

@@ -63,7 +63,13 @@ func Build(in Input) (*Plan, error) {
 		WritePaths: append(append([]string(nil), b.p.WriteRoots...), "/proc"),
 		Listen:     in.Listen,
 	}
-	b.p.Helpers = in.Helpers
+	// A helper is bound in only where the rules hide it: every mount costs
+	// start-up time.
+	for _, h := range in.Helpers {
+		if !b.t.readable(h) {
+			b.p.Helpers = append(b.p.Helpers, h)
+		}
+	}
 	return b.p, nil
 }
 
@@ -97,9 +103,14 @@ func (b *builder) rules() error {
 		}
 	}
 	// ssh refuses config files it does not own, and inside the user
-	// namespace the host's are owned by nobody.
-	if n, ok := b.existing("/etc/ssh/ssh_config.d"); ok {
-		b.mark(n, "ssh_config.d", func(n *node) { n.readDeny = true })
+	// namespace of a user other than root the host's root-owned files are
+	// owned by nobody: hide the drop-in directory when it has any.
+	if b.in.UID != 0 {
+		if n, ok := b.existing("/etc/ssh/ssh_config.d"); ok {
+			if ents, err := b.in.FS.ReadDir(n.path); err == nil && len(ents) > 0 {
+				b.mark(n, "ssh_config.d", func(n *node) { n.readDeny = true })
+			}
+		}
 	}
 	for i, e := range fsCfg.AllowWrite {
 		b.allowWrite(b.spell(fmt.Sprintf("filesystem.allowWrite.%d", i), e))

@@ -12,6 +12,7 @@ type Input struct {
 	FS     fsview.FS
 	Cwd    string // absolute, clean
 	Home   string // absolute, clean
+	UID    int    // the user srt runs as
 	// TmpDir is the sandbox's private TMPDIR, a path inside the sandbox on
 	// an in-memory filesystem that exists only while the sandbox does
 	// (PrivateTmp). Empty: TMPDIR is left as it is.

@@ -23,6 +23,7 @@ func host() *fsview.Mem {
 		"/etc/passwd":                           "file",
 		"/etc/ssh/ssh_config.d/20-systemd.conf": "file",
 		"/usr/bin/bash":                         "file",
+		"/usr/local/bin/srt-init":               "file",
 		"/bin":                                  "-> usr/bin",
 		"/proc/cpuinfo":                         "file",
 		"/dev/null":                             "file",
@@ -65,7 +66,7 @@ func TestGolden(t *testing.T) {
 		{"deny-root", `{"filesystem":{"denyRead":["/"],"allowRead":["/usr","/etc","~/proj"],"allowWrite":["~/proj/src"],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
 		{"credential-file-deny", `{"filesystem":{"denyRead":[],"allowRead":["~/.aws"],"allowWrite":["~"],"denyWrite":[]},"credentials":{"files":[{"path":"~/.aws/credentials","mode":"deny"},{"path":"~/.ssh","mode":"deny"}],"envVars":[{"name":"GITHUB_TOKEN","mode":"deny"}]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
 		{"literal-and-patterns", `{"filesystem":{"denyRead":[{"path":"list[].ts","literal":true},"/**/*.pem","locked/**/*.key"],"allowWrite":["src/*"],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
-		{"network", `{"filesystem":{"denyRead":["/usr/local"],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
+		{"network", `{"filesystem":{"denyRead":["/usr"],"allowRead":["/usr/bin"],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
 		{"git-safe-directories", `{"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"git":{"safeDirectories":["~/proj","/"]},"network":{"allowedDomains":[],"deniedDomains":[]},"enableWeakerNestedSandbox":true,"allowNestedUserNamespaces":true}`},
 	}
 	for _, c := range cases {
@@ -78,7 +79,7 @@ func TestGolden(t *testing.T) {
 				}
 			}
 			p, err := Build(Input{
-				Config: cfg, FS: host(), Cwd: "/home/u/proj", Home: "/home/u", TmpDir: PrivateTmp,
+				Config: cfg, FS: host(), Cwd: "/home/u/proj", Home: "/home/u", UID: 1000, TmpDir: PrivateTmp,
 				Env: []string{"GIT_CONFIG_COUNT=2"}, Command: []string{"/usr/bin/bash", "-c", "true"},
 				Proxy: &Proxy{HTTPPort: 3128, SOCKSPort: 1080, User: "srt.Y21kK3g/eT0=", Token: "0123456789abcdef0123456789abcdef",
 					Connect: []string{"/usr/local/bin/srt-init", "--srt-connect=v1"}},
