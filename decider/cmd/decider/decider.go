@@ -15,6 +15,9 @@ import (
 	"github.com/srt-sandbox/decider/protocol"
 )
 
+// errSRTGone: srt closed the control channel, which is how it says stop.
+var errSRTGone = errors.New("srt closed the control channel")
+
 type decider struct {
 	eng   *engine.Engine
 	proxy *protocol.Reader
@@ -211,7 +214,7 @@ func (d *decider) controlLoop() error {
 	for {
 		m, err := d.ctl.Read()
 		if errors.Is(err, io.EOF) {
-			return errors.New("srt closed the control channel")
+			return errSRTGone
 		}
 		if err != nil {
 			return err

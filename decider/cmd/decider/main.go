@@ -8,6 +8,7 @@
 package main
 
 import (
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -29,6 +30,9 @@ func main() {
 		os.Exit(2)
 	}
 	if err := d.run(); err != nil {
+		if errors.Is(err, errSRTGone) {
+			return // srt closing its end is how it says stop
+		}
 		fmt.Fprintf(os.Stderr, "decider: stopped (%v)\n", err)
 		os.Exit(1)
 	}
