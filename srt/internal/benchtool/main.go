@@ -7,17 +7,31 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"time"
 )
 
 func main() {
 	srt := flag.String("srt", "srt", "srt binary to measure")
-	part := flag.String("part", "startup", "which part to run: startup")
-	runs := flag.Int("runs", 30, "runs per measurement")
+	part := flag.String("part", "startup", "which part to run: startup or network")
+	runs := flag.Int("runs", 30, "startup: runs per measurement")
+	var net netOptions
+	flag.IntVar(&net.sizeMiB, "download-mib", 256, "network: download size in MiB")
+	flag.IntVar(&net.rounds, "rounds", 5, "network: interleaved repetitions of the downloads and of the request runs")
+	flag.IntVar(&net.requests, "requests", 1000, "network: keep-alive requests per run")
+	flag.IntVar(&net.tunnels, "tunnels", 1000, "network: idle CONNECT tunnels held at once (at least 2)")
+	flag.IntVar(&net.inflight, "inflight", 32, "network: decider requests in flight")
+	flag.DurationVar(&net.verdict, "verdict-time", time.Second, "network: length of each verdict-rate measurement")
 	flag.Parse()
 	var err error
 	switch *part {
 	case "startup":
 		err = startup(*srt, *runs)
+	case "network":
+		if net.sizeMiB < 1 || net.rounds < 1 || net.requests < 1 || net.tunnels < 2 || net.inflight < 1 || net.verdict <= 0 {
+			err = fmt.Errorf("bad network options")
+			break
+		}
+		err = network(*srt, net)
 	default:
 		err = fmt.Errorf("unknown part %q", *part)
 	}
