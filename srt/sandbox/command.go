@@ -19,15 +19,35 @@ import (
 	"github.com/srt-sandbox/srt/internal/initstage"
 	"github.com/srt-sandbox/srt/internal/placeholders"
 	"github.com/srt-sandbox/srt/internal/plan"
+	"github.com/srt-sandbox/srt/settings"
 )
 
 // CommandOption adjusts one command.
 type CommandOption func(*commandOptions)
 
 type commandOptions struct {
-	dir, id string
-	env     []string
-	nullFD  int
+	dir, id, text string
+	env           []string
+	nullFD        int
+	fs            *settings.Filesystem
+	nested        *bool
+}
+
+// WithCommandText is the text violations of this command report, and that
+// ignoreViolations keys match (default: the command string).
+func WithCommandText(text string) CommandOption { return func(o *commandOptions) { o.text = text } }
+
+// WithFilesystem replaces the settings' filesystem rules for this command
+// (validated as the settings file's are: use settings.Parse or build the
+// entries by hand). Its Disabled wins outright.
+func WithFilesystem(fs settings.Filesystem) CommandOption {
+	return func(o *commandOptions) { o.fs = &fs }
+}
+
+// WithNestedUserNamespaces overrides allowNestedUserNamespaces for this
+// command.
+func WithNestedUserNamespaces(allow bool) CommandOption {
+	return func(o *commandOptions) { o.nested = &allow }
 }
 
 // WithNullDescriptor gives the command /dev/null on descriptor n (srt's
@@ -92,6 +112,19 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		return nil, fmt.Errorf("sandbox: %w; set HOME", err)
 	}
 	cfg := m.Config()
+	if o.fs != nil || o.nested != nil {
+		over := *cfg
+		if o.fs != nil {
+			over.Filesystem = *o.fs
+		}
+		if o.nested != nil {
+			over.AllowNestedUserNamespaces = *o.nested
+		}
+		if err := checkArch(&over); err != nil {
+			return nil, err
+		}
+		cfg = &over
+	}
 
 	c = &Cmd{}
 	defer func() {
@@ -107,7 +140,11 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	// before the plan looks at the filesystem, or it would take them for
 	// real files.
 	m.sweepIfNeeded()
-	m.net.remember(keyLabel(key), command)
+	text := o.text
+	if text == "" {
+		text = command
+	}
+	m.net.remember(keyLabel(key), text)
 	p, err := plan.Build(plan.Input{
 		Config: cfg, FS: fsview.OS{}, Cwd: filepath.Clean(o.dir), Home: filepath.Clean(home), UID: os.Getuid(), TmpDir: plan.PrivateTmp,
 		Env: o.env, Command: []string{m.shell, "-c", command},
@@ -171,6 +208,32 @@ func (c *Cmd) Start() error {
 	if err := c.Cmd.Start(); err != nil {
 		return err
 	}
+	c.Attach()
+	return nil
+}
+
+// Argv is a sandboxed command for callers that start processes
+// themselves: run Path with Args and Env in Dir, giving the child
+// ExtraFiles as descriptors 3, 4, … (and stdin, stdout, stderr as they
+// like), then call Attach. Wait for the process yourself; Done and Status
+// report the command's end.
+type Argv struct {
+	Path       string
+	Args       []string // Args[0] is the program name
+	Env        []string
+	Dir        string
+	ExtraFiles []*os.File
+}
+
+// Argv returns the command in the form of Argv.
+func (c *Cmd) Argv() Argv {
+	return Argv{Path: c.Cmd.Path, Args: c.Cmd.Args, Env: c.Cmd.Env, Dir: c.Cmd.Dir, ExtraFiles: c.Cmd.ExtraFiles}
+}
+
+// Attach is called once the process of Argv has started (Start calls it):
+// it closes srt's copies of the child's descriptors and follows the
+// sandbox's reports.
+func (c *Cmd) Attach() {
 	// The child has its copies; ours would keep the channel from ever
 	// reaching end-of-file.
 	for _, f := range c.childEnds {
@@ -179,7 +242,6 @@ func (c *Cmd) Start() error {
 	c.childEnds = nil
 	go c.readChannel()
 	go c.m.serveListeners(c, c.id)
-	return nil
 }
 
 // Run starts the sandbox and waits for it.

@@ -41,7 +41,8 @@ type network struct {
 	mu     sync.Mutex
 	texts  map[string]string
 	order  []string
-	helper string // the ssh ProxyCommand executable (host path)
+	lists  map[string][]string // per-command allow lists, by command id
+	helper string              // the ssh ProxyCommand executable (host path)
 }
 
 // newToken returns 16 random bytes in hex, from the kernel's CSPRNG.
@@ -129,6 +130,14 @@ func (m *Manager) egress() (*egress.Egress, error) {
 			Debug:          m.opts.Debug, Stderr: m.opts.Warnings,
 			OnViolation: m.violation, OnAsk: m.ask,
 		})
+		if m.net.err == nil {
+			// Lists registered before the egress started.
+			m.net.mu.Lock()
+			for id, l := range m.net.lists {
+				m.net.eg.Register(id, l)
+			}
+			m.net.mu.Unlock()
+		}
 	})
 	return m.net.eg, m.net.err
 }

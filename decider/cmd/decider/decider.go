@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -163,7 +164,9 @@ func (d *decider) proxyLoop() error {
 			d.mu.Lock()
 			a, ok := d.allowed[m.ID]
 			d.mu.Unlock()
-			if ok {
+			// An address refusal is a violation; an unreachable upstream
+			// (502) is not, as in the reference.
+			if ok && strings.HasPrefix(m.Reason, "resolved to ") {
 				d.eng.Refused(a.host, a.port, m.Reason, a.user)
 			}
 		case *protocol.Body:

@@ -1,0 +1,270 @@
+package sandbox_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/srt-sandbox/srt/sandbox"
+	"github.com/srt-sandbox/srt/settings"
+)
+
+// companions holds decider and srt-proxy, built for these tests.
+var companions string
+
+func TestMain(m *testing.M) {
+	// A child run as the unprivileged user finds the binaries here.
+	if dir := os.Getenv("SRT_TEST_COMPANIONS"); dir != "" {
+		companions = dir
+		os.Exit(m.Run())
+	}
+	dir, err := os.MkdirTemp("", "srt-sandbox-test-")
+	if err != nil {
+		panic(err)
+	}
+	os.Chmod(dir, 0o755)
+	build := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", dir+"/", "github.com/srt-sandbox/decider/cmd/decider", "github.com/srt-sandbox/srt-proxy/cmd/srt-proxy")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "building the companions:", err)
+		os.Exit(1)
+	}
+	companions = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+func newManager(t *testing.T, cfg *settings.Config, opts sandbox.Options) *sandbox.Manager {
+	t.Helper()
+	opts.DeciderExecutable = filepath.Join(companions, "decider")
+	opts.ProxyExecutable = filepath.Join(companions, "srt-proxy")
+	m, err := sandbox.New(cfg, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return m
+}
+
+func parse(t *testing.T, s string) *settings.Config {
+	t.Helper()
+	cfg, err := settings.Parse([]byte(s))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return cfg
+}
+
+// run runs a command to the end and returns its output and status.
+func run(t *testing.T, m *sandbox.Manager, command string, opts ...sandbox.CommandOption) (string, int) {
+	t.Helper()
+	cmd, err := m.Command(context.Background(), command, opts...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Release()
+	var out strings.Builder
+	cmd.Stdout, cmd.Stderr, cmd.Stdin = &out, &out, nil
+	cmd.Run()
+	code, ok := cmd.Status()
+	if !ok {
+		t.Fatalf("%q: no status\n%s", command, out.String())
+	}
+	return out.String(), code
+}
+
+const curlCode = `curl -s -o /dev/null -w "%{http_code}\n" --noproxy "" `
+
+// TestAgentHost uses the library as an agent host would: many commands at
+// once, each with its own allow list and attribution, an ask callback that
+// allows one host and refuses another with a reason, a config update
+// mid-run, and a shutdown that leaves nothing behind.
+func TestAgentHost(t *testing.T) {
+	work := t.TempDir()
+	os.Chmod(work, 0o755)
+	cfg := parse(t, `{"network":{"allowedDomains":[],"deniedDomains":["denied.test"]},"filesystem":{"denyRead":[],"allowWrite":["`+work+`"],"denyWrite":[]}}`)
+	var askMu sync.Mutex
+	var asked []string
+	m := newManager(t, cfg, sandbox.Options{
+		Warnings: io.Discard,
+		Ask: func(r sandbox.AskRequest) (bool, string, error) {
+			askMu.Lock()
+			asked = append(asked, fmt.Sprintf("%s:%d", r.Host, r.Port))
+			askMu.Unlock()
+			switch r.Host {
+			case "ask-allow.test":
+				return true, "", nil
+			case "ask-deny.test":
+				return false, "not today <b>\nplease", nil
+			}
+			return false, "", nil
+		},
+	})
+
+	// Commands with their own lists, at once.
+	const n = 6
+	ids := make([]string, n)
+	for i := range ids {
+		ids[i] = fmt.Sprintf("agent-command-%02d-0123456789abcdef", i)
+		if err := m.RegisterCommandNetwork(ids[i], []string{fmt.Sprintf("cmd-%d.test", i)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := m.RegisterCommandNetwork("short", nil); err == nil {
+		t.Fatal("a 5-character command id was accepted")
+	}
+	var wg sync.WaitGroup
+	outs := make([]string, n)
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func(i int) {
+			defer wg.Done()
+			other := (i + 1) % n
+			outs[i], _ = run(t, m, curlCode+fmt.Sprintf("http://cmd-%d.test/; ", i)+curlCode+fmt.Sprintf("http://cmd-%d.test/", other),
+				sandbox.WithCommandID(ids[i]), sandbox.WithDir(work))
+		}(i)
+	}
+	wg.Wait()
+	m.SyncViolations()
+	for i := 0; i < n; i++ {
+		// Its own host is allowed (502: no such host here); the next
+		// command's is not.
+		if outs[i] != "502\n403\n" {
+			t.Errorf("command %d: %q", i, outs[i])
+		}
+		vs := m.Violations().ForKey(ids[i])
+		// With an ask callback, what no list allows is asked about, and
+		// the callback's plain refusal reads "user denied".
+		want := fmt.Sprintf("deny network-outbound cmd-%d.test:80 (user denied)", (i+1)%n)
+		if len(vs) != 1 || vs[0].Line != want {
+			t.Errorf("command %d's violations: %+v, want one %q", i, vs, want)
+		}
+	}
+
+	// The ask callback: consulted for what no rule decides, never for a
+	// denied host; its reason is sanitised.
+	out, _ := run(t, m, curlCode+"http://ask-allow.test/; curl -sv https://ask-deny.test/ 2>&1 | grep '< HTTP'; "+curlCode+"http://denied.test/", sandbox.WithDir(work))
+	if !strings.Contains(out, "502\n") || !strings.Contains(out, "< HTTP/1.1 403 not today b please") || !strings.HasSuffix(out, "403\n") {
+		t.Errorf("ask callback: %q", out)
+	}
+	askMu.Lock()
+	if strings.Contains(strings.Join(asked, " "), "denied.test") {
+		t.Errorf("the ask callback was consulted about a denied host: %v", asked)
+	}
+	askMu.Unlock()
+
+	// A config update while a command runs: its next connection sees it.
+	cmd, err := m.Command(context.Background(), curlCode+`http://other.test/; while [ ! -e go ]; do sleep 0.05; done; `+curlCode+`http://other.test/`, sandbox.WithDir(work))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var live strings.Builder
+	cmd.Stdout = &live
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(time.Second)
+	if err := m.UpdateConfig(parse(t, `{"network":{"allowedDomains":["other.test"],"deniedDomains":["denied.test"]},"filesystem":{"denyRead":[],"allowWrite":["`+work+`"],"denyWrite":[]}}`)); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(300 * time.Millisecond)
+	os.WriteFile(filepath.Join(work, "go"), nil, 0o644)
+	cmd.Wait()
+	cmd.Release()
+	if live.String() != "403\n502\n" {
+		t.Errorf("config update mid-run: %q", live.String())
+	}
+
+	// Shutdown leaves nothing: no process of ours, no placeholder, no
+	// journal.
+	if err := m.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if procs := children(); len(procs) > 0 {
+		t.Errorf("processes left after Close: %v", procs)
+	}
+	for _, p := range []string{".bashrc", ".gitconfig", ".mcp.json", ".vscode"} {
+		if _, err := os.Lstat(filepath.Join(work, p)); err == nil {
+			t.Errorf("placeholder %s left after Close", p)
+		}
+	}
+	if j, _ := filepath.Glob(filepath.Join(os.TempDir(), "srt-"+strconv.Itoa(os.Getuid()), "run-"+strconv.Itoa(os.Getpid())+"-*")); len(j) > 0 {
+		t.Errorf("journals left after Close: %v", j)
+	}
+}
+
+// children lists the live processes whose parent is this process (zombies
+// are waited for by now).
+func children() []string {
+	ents, _ := os.ReadDir("/proc")
+	var out []string
+	for _, e := range ents {
+		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue
+		}
+		s := string(data)
+		i := strings.LastIndexByte(s, ')')
+		if i < 0 {
+			continue
+		}
+		f := strings.Fields(s[i+1:])
+		if len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) && f[0] != "Z" {
+			out = append(out, e.Name()+" "+s[:i+1])
+		}
+	}
+	return out
+}
+
+// TestAgentHostAsUnprivilegedUser runs TestAgentHost again as the
+// unprivileged test user (real users are not root).
+func TestAgentHostAsUnprivilegedUser(t *testing.T) {
+	if os.Getenv("SRT_TEST_COMPANIONS") != "" {
+		t.Skip("this is the unprivileged run itself")
+	}
+	if os.Geteuid() != 0 {
+		t.Skip("not root: TestAgentHost already ran as this (unprivileged) user")
+	}
+	name := os.Getenv("SRT_TEST_USER")
+	if name == "" {
+		name = "srt-test"
+	}
+	u, err := user.Lookup(name)
+	if err != nil {
+		t.Fatalf("unprivileged test user %q does not exist (scripts/test creates it): %v", name, err)
+	}
+	self, _ := os.Executable()
+	bin := filepath.Join(companions, "sandbox.test")
+	if data, err := os.ReadFile(self); err != nil || os.WriteFile(bin, data, 0o755) != nil {
+		t.Fatal("copying the test binary")
+	}
+	home, _ := os.MkdirTemp("", "srt-sandbox-home-")
+	os.Chown(home, atoi(u.Uid), atoi(u.Gid))
+	defer os.RemoveAll(home)
+	cmd := exec.Command("setpriv", "--reuid", u.Uid, "--regid", u.Gid, "--clear-groups", "--", bin, "-test.run", "^TestAgentHost$", "-test.count=1")
+	cmd.Dir = home
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "TMPDIR=" + home, "LC_ALL=C", "SRT_TEST_COMPANIONS=" + companions}
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("as %s: %v\n%s", name, err, out)
+	}
+}
+
+func atoi(s string) int { n, _ := strconv.Atoi(s); return n }
+
+// upstream is unused by the scenario above but shows how a test host would
+// serve on loopback.
+var _ = net.Listen
+var _ = http.ListenAndServe
