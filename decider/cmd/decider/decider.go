@@ -26,6 +26,9 @@ type decider struct {
 	ctl   *control.Conn
 	debug bool
 	ext   bool
+	// offerable: srt.v1 may be offered only in line framing; the
+	// reference's length framing carries the base protocol alone.
+	offerable bool
 
 	mu      sync.Mutex
 	allowed map[uint64]allowedReq // recent allows, for refused messages
@@ -59,7 +62,7 @@ func newDecider(proxyFD, controlFD int, framing string, debug bool) (*decider, e
 	ctx, cancel := context.WithCancel(context.Background())
 	d := &decider{
 		eng: engine.New(), proxy: protocol.NewReader(p, f, protocol.MaxProxyFrame), out: protocol.NewWriter(p, f),
-		ctl: control.New(c), debug: debug, allowed: map[uint64]allowedReq{}, asks: map[uint64]chan *control.Message{},
+		ctl: control.New(c), debug: debug, offerable: f == protocol.Line, allowed: map[uint64]allowedReq{}, asks: map[uint64]chan *control.Message{},
 		ctx: ctx, cancel: cancel,
 	}
 	d.eng.AskHost = d.askHost
@@ -99,7 +102,7 @@ func (d *decider) hello() error {
 	if err != nil {
 		return fmt.Errorf("proxy: %w", err)
 	}
-	m, err := protocol.DecodeProxyMessage(frame, true)
+	m, err := protocol.DecodeProxyMessage(frame, d.offerable)
 	if err != nil {
 		return fmt.Errorf("proxy: %w", err)
 	}
