@@ -68,14 +68,15 @@ const (
 	TSync = "sync"
 )
 
-// maxLine bounds one message.
+// maxLine bounds one line, its newline included.
 const maxLine = 4 << 20
 
 // Conn reads and writes messages.
 type Conn struct {
-	sc *bufio.Scanner
-	mu sync.Mutex
-	w  io.Writer
+	sc   *bufio.Scanner
+	rerr error // the stream's failure, once the framing is lost
+	mu   sync.Mutex
+	w    io.Writer
 }
 
 // New wraps a stream.
@@ -85,10 +86,18 @@ func New(rw io.ReadWriter) *Conn {
 	return &Conn{sc: sc, w: rw}
 }
 
-// Read returns the next message (io.EOF at the end).
+// Read returns the next message (io.EOF at the end). A line that is not a
+// message is an error, and the next Read goes on with the next line; a
+// failed stream, or a line over the limit, fails every later Read too.
 func (c *Conn) Read() (*Message, error) {
+	if c.rerr != nil {
+		return nil, c.rerr
+	}
 	if !c.sc.Scan() {
 		if err := c.sc.Err(); err != nil {
+			// Sticky: after an overlong line the scanner would hand out
+			// the part of it that fits as if it were a line.
+			c.rerr = err
 			return nil, err
 		}
 		return nil, io.EOF

@@ -8,6 +8,7 @@ package engine
 import (
 	"context"
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -39,15 +40,19 @@ type Engine struct {
 // policy unavailable") until SetNetwork.
 func New() *Engine { return &Engine{commands: map[string][]policy.Pattern{}} }
 
-// SetNetwork replaces the lists; the next request uses them.
+// SetNetwork replaces the lists; the next request uses them. Invalid
+// settings are refused and the ones in force stay.
 func (e *Engine) SetNetwork(n *control.Network, ask bool) error {
+	if n == nil {
+		return errors.New("engine: no network settings")
+	}
 	lists, errs := policy.ParseLists(n.AllowedDomains, n.DeniedDomains, n.DeniedDomainReasons, n.StrictAllowlist)
 	if len(errs) > 0 {
-		return fmt.Errorf("engine: %v", errs[0])
+		return fmt.Errorf("engine: %w", errs[0])
 	}
 	for _, r := range n.DeniedResolvedAddresses {
 		if _, err := policy.ParseAddressRange(r); err != nil {
-			return fmt.Errorf("engine: deniedResolvedAddresses %q: %v", r, err)
+			return fmt.Errorf("engine: deniedResolvedAddresses %q: %w", r, err)
 		}
 	}
 	e.lists.Store(lists)
@@ -66,7 +71,7 @@ func (e *Engine) Register(id string, allowed []string) error {
 	for _, a := range allowed {
 		p, err := policy.ParseAllowPattern(a)
 		if err != nil {
-			return fmt.Errorf("engine: invalid allowedDomains entry %q", a)
+			return fmt.Errorf("engine: invalid allowedDomains entry %q: %w", a, err)
 		}
 		pats = append(pats, p)
 	}
@@ -88,11 +93,9 @@ func (e *Engine) Unregister(id string) {
 func KeyLabel(key string) string {
 	u := utf16.Encode([]rune(key))
 	if len(u) > 100 {
+		// A pair cut in half leaves a lone surrogate, which becomes
+		// U+FFFD, as the reference's Buffer.from(key.slice(0, 100)) does.
 		u = u[:100]
-		// Do not split a surrogate pair.
-		if utf16.IsSurrogate(rune(u[99])) && u[99] >= 0xd800 && u[99] < 0xdc00 {
-			u = u[:99]
-		}
 	}
 	return base64.StdEncoding.EncodeToString([]byte(string(utf16.Decode(u))))
 }
@@ -151,7 +154,7 @@ func (e *Engine) undecided(ctx context.Context, d policy.Decision, port int, use
 		d.Reason = policy.ReasonPromptFailed
 	case allow:
 		return policy.Decision{Allow: true, Reason: "allowed by the host", Step: policy.StepUndecided, Host: d.Host}
-	case reason != "":
+	case policy.SanitizeLine(reason) != "": // one that sanitises to nothing is "user denied" (§9.2)
 		d.Reason = reason
 	default:
 		d.Reason = policy.ReasonUserDenied
@@ -171,8 +174,10 @@ func (e *Engine) record(host string, port int, reason, user string) {
 	e.Violation("deny network-outbound "+hostPort(host, port)+" ("+policy.SanitizeLine(reason)+")", user)
 }
 
+// hostPort is host:port with an IPv6 host in brackets (once: a host
+// requested as "[::1]" keeps its own).
 func hostPort(host string, port int) string {
-	if strings.Contains(host, ":") {
+	if strings.Contains(host, ":") && !strings.HasPrefix(host, "[") {
 		host = "[" + host + "]"
 	}
 	return host + ":" + strconv.Itoa(port)
