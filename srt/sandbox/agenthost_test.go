@@ -2,6 +2,7 @@ package sandbox_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -94,11 +95,19 @@ const curlCode = `curl -s -o /dev/null -w "%{http_code}\n" --noproxy "" `
 func TestAgentHost(t *testing.T) {
 	work := t.TempDir()
 	os.Chmod(work, 0o755)
+	mountsBefore := mounts(t)
 	cfg := parse(t, `{"network":{"allowedDomains":[],"deniedDomains":["denied.test"]},"filesystem":{"denyRead":[],"allowWrite":["`+work+`"],"denyWrite":[]}}`)
 	var askMu sync.Mutex
 	var asked []string
+	var seenMu sync.Mutex
+	var seen []string
 	m := newManager(t, cfg, sandbox.Options{
 		Warnings: io.Discard,
+		OnViolation: func(v sandbox.Violation) {
+			seenMu.Lock()
+			seen = append(seen, v.Line)
+			seenMu.Unlock()
+		},
 		Ask: func(r sandbox.AskRequest) (bool, string, error) {
 			askMu.Lock()
 			asked = append(asked, fmt.Sprintf("%s:%d", r.Host, r.Port))
@@ -108,6 +117,8 @@ func TestAgentHost(t *testing.T) {
 				return true, "", nil
 			case "ask-deny.test":
 				return false, "not today <b>\nplease", nil
+			case "ask-error.test":
+				return true, "", errors.New("the prompt crashed")
 			}
 			return false, "", nil
 		},
@@ -155,10 +166,16 @@ func TestAgentHost(t *testing.T) {
 
 	// The ask callback: consulted for what no rule decides, never for a
 	// denied host; its reason is sanitised.
-	out, _ := run(t, m, curlCode+"http://ask-allow.test/; curl -sv https://ask-deny.test/ 2>&1 | grep '< HTTP'; "+curlCode+"http://denied.test/", sandbox.WithDir(work))
-	if !strings.Contains(out, "502\n") || !strings.Contains(out, "< HTTP/1.1 403 not today b please") || !strings.HasSuffix(out, "403\n") {
+	out, _ := run(t, m, curlCode+"http://ask-allow.test/; curl -sv https://ask-deny.test/ 2>&1 | grep '< HTTP'; curl -sv https://ask-error.test/ 2>&1 | grep '< HTTP'; "+curlCode+"http://denied.test/", sandbox.WithDir(work))
+	if !strings.Contains(out, "502\n") || !strings.Contains(out, "< HTTP/1.1 403 not today b please") || !strings.Contains(out, "< HTTP/1.1 403 permission prompt failed") || !strings.HasSuffix(out, "403\n") {
 		t.Errorf("ask callback: %q", out)
 	}
+	m.SyncViolations()
+	seenMu.Lock()
+	if len(seen) != m.Violations().Total() || len(seen) != n+3 || seen[len(seen)-1] != "deny network-outbound denied.test:80 (host is on the deny list)" {
+		t.Errorf("OnViolation saw %d (%q), the store counts %d", len(seen), seen, m.Violations().Total())
+	}
+	seenMu.Unlock()
 	askMu.Lock()
 	if strings.Contains(strings.Join(asked, " "), "denied.test") {
 		t.Errorf("the ask callback was consulted about a denied host: %v", asked)
@@ -203,6 +220,29 @@ func TestAgentHost(t *testing.T) {
 	if j, _ := filepath.Glob(filepath.Join(os.TempDir(), "srt-"+strconv.Itoa(os.Getuid()), "run-"+strconv.Itoa(os.Getpid())+"-*")); len(j) > 0 {
 		t.Errorf("journals left after Close: %v", j)
 	}
+	if after := mounts(t); after != mountsBefore {
+		t.Errorf("the host's mount table changed:\nbefore:\n%s\nafter:\n%s", mountsBefore, after)
+	}
+	if _, err := m.Command(context.Background(), "true"); !errors.Is(err, sandbox.ErrClosed) {
+		t.Errorf("Command after Close: %v, want ErrClosed", err)
+	}
+}
+
+// mounts is this process's mount table, without the mount ids (which a
+// remount would change without changing what is mounted where).
+func mounts(t *testing.T) string {
+	data, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		f := strings.Fields(line)
+		if len(f) > 4 {
+			b.WriteString(strings.Join(f[4:], " ") + "\n")
+		}
+	}
+	return b.String()
 }
 
 // children lists the live processes whose parent is this process (zombies

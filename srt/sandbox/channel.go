@@ -50,6 +50,9 @@ func (c *Cmd) readChannel() {
 	var pending []*os.File
 	for {
 		n, oobn, _, _, err := c.channel.ReadMsgUnix(b, oob)
+		if err != nil && n < 0 {
+			n, oobn = 0, 0 // a failed recvmsg reports -1
+		}
 		buf = append(buf, b[:n]...)
 		if oobn > 0 {
 			pending = append(pending, rights(oob[:oobn])...)

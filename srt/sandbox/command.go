@@ -95,6 +95,9 @@ type Cmd struct {
 // Command wraps a shell command string. The command runs with the
 // configuration current at this call.
 func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOption) (c *Cmd, err error) {
+	if m.closed.Load() {
+		return nil, ErrClosed
+	}
 	o := commandOptions{env: os.Environ()}
 	for _, f := range opts {
 		f(&o)

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"github.com/rs/zerolog"
 
@@ -64,6 +65,7 @@ type Manager struct {
 
 	net        network
 	violations ViolationStore
+	closed     atomic.Bool
 
 	mu  sync.RWMutex
 	cfg *settings.Config
@@ -136,8 +138,9 @@ func hostPath(exe string) string {
 func (m *Manager) Violations() *ViolationStore { return &m.violations }
 
 // Close stops the network processes. Commands still running lose their
-// network; call it after their Release.
+// network; call it after their Release. Command then returns ErrClosed.
 func (m *Manager) Close() error {
+	m.closed.Store(true)
 	m.net.once.Do(func() { m.net.err = ErrClosed })
 	if m.net.eg != nil {
 		return m.net.eg.Close()

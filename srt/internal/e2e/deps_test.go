@@ -45,3 +45,20 @@ func TestRootWithoutSetfcap(t *testing.T) {
 	r := result{stdout: string(out), code: cmd.ProcessState.ExitCode()}
 	expect(t, r, 1, "running as uid 0 without CAP_SETFCAP in this process's capability bounding set", "Grant CAP_SETFCAP to this process, or run as a non-root user")
 }
+
+// TestUserNamespacesDisabled: with user.max_user_namespaces at 0 (here in a
+// user namespace of the test's own, whose limit it may lower) bubblewrap
+// cannot work; srt says so and how to fix it, and runs nothing.
+func TestUserNamespacesDisabled(t *testing.T) {
+	w := newWorkspace(t, runner{name: "root"})
+	marker := filepath.Join(w.dir, "ran")
+	script := "echo 0 > /proc/sys/user/max_user_namespaces && exec " + filepath.Join(bin, "srt") + " touch " + marker
+	cmd := exec.Command("unshare", "--user", "--map-root-user", "sh", "-c", script)
+	cmd.Dir, cmd.Env = w.dir, w.env()
+	out, _ := cmd.CombinedOutput()
+	r := result{stdout: string(out), code: cmd.ProcessState.ExitCode()}
+	expect(t, r, 1, "user namespaces are disabled on this machine (user.max_user_namespaces = 0), and bubblewrap needs them; enable them with `sysctl -w user.max_user_namespaces=15000`")
+	if _, err := os.Stat(marker); err == nil {
+		t.Fatal("the command ran")
+	}
+}
