@@ -3,62 +3,144 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/srt-sandbox/srt-proxy/internal/link"
 )
 
 // version is srt-proxy's version (srt's).
 const version = "0.1.0"
 
+// Exit codes.
+const (
+	exitOK       = 0 // served and stopped (any reason but a failed start), or --version / --help
+	exitStart    = 1 // proxy-only mode could not start: "stopped (start failed: …)"
+	exitUsage    = 2 // the command line is wrong
+	usagePrefix  = "srt proxy: "
+	srtModeTitle = "srt-proxy: "
+)
+
+// run is srt-proxy's main: it returns the exit code.
 func run(args []string) int {
-	code := 0
-	cli.VersionFlag = &cli.BoolFlag{Name: "version", Usage: "print the version and exit"}
+	return runWith(args, os.Stdout, os.Stderr)
+}
+
+func runWith(args []string, stdout, stderr io.Writer) int {
+	if wantsVersion(args[1:]) {
+		fmt.Fprintln(stdout, "srt-proxy "+version)
+		return exitOK
+	}
+	norm, err := normalizeArgs(args[1:])
+	if err != nil {
+		var ue *usageError
+		if errors.As(err, &ue) {
+			fmt.Fprintln(stderr, ue.msg)
+		} else {
+			fmt.Fprintln(stderr, usagePrefix+err.Error())
+		}
+		return exitUsage
+	}
+	code := exitOK
 	app := &cli.App{
-		Name:            "srt-proxy",
-		Usage:           "srt's HTTP and SOCKS5 egress proxy; every decision is a decider's",
-		Version:         version,
-		HideHelpCommand: true,
-		Writer:          os.Stdout,
-		ErrWriter:       os.Stderr,
-		Flags: []cli.Flag{
-			&cli.BoolFlag{Name: "srt-mode", Usage: "srt's own mode: listeners and stop come over --control-fd (srt starts srt-proxy so)"},
-			&cli.IntFlag{Name: "decider-fd", Value: -1, Usage: "descriptor of a stream socket to the decider"},
-			&cli.IntFlag{Name: "control-fd", Value: -1, Usage: "srt's mode: descriptor of srt's control channel"},
-			&cli.StringFlag{Name: "parent-http", Usage: "parent proxy `URL` for plain HTTP"},
-			&cli.StringFlag{Name: "parent-https", Usage: "parent proxy `URL` for tunnels (default: --parent-http)"},
-			&cli.StringFlag{Name: "no-proxy", Usage: "destinations that bypass the parent proxy (NO_PROXY syntax)"},
-			&cli.DurationFlag{Name: "verdict-timeout", Value: 5 * time.Second, Usage: "how long a request waits for its verdict"},
-			&cli.BoolFlag{Name: "debug", Aliases: []string{"d"}, Usage: "one decision line per connection on stderr"},
-		},
-		ExitErrHandler: func(*cli.Context, error) {},
+		Name:                      "srt-proxy",
+		Usage:                     "srt's HTTP egress gate: every request is decided by a decider process",
+		UsageText:                 "srt-proxy --decider-fd <fd> (--listen-fd <fd> | --listen <host:port>) [options]",
+		HideVersion:               true,
+		HideHelpCommand:           true,
+		DisableSliceFlagSeparator: true,
+		Writer:                    stdout,
+		ErrWriter:                 stderr,
+		Flags:                     flags(),
+		ExitErrHandler:            func(*cli.Context, error) {},
 		Action: func(c *cli.Context) error {
-			if !c.Bool("srt-mode") {
-				code = 2
-				return errors.New("proxy-only mode is not built yet; srt starts srt-proxy with --srt-mode")
+			if c.Bool("srt-mode") {
+				code = runSRTMode(c, stderr)
+				return nil
 			}
-			if c.Int("decider-fd") < 0 || c.Int("control-fd") < 0 {
-				code = 2
-				return errors.New("--srt-mode needs --decider-fd and --control-fd")
+			o, err := proxyOnlyOptions(c)
+			if err != nil {
+				fmt.Fprintln(stderr, usagePrefix+err.Error())
+				code = exitUsage
+				return nil
 			}
-			err := runSRT(srtOptions{
-				deciderFD: c.Int("decider-fd"), controlFD: c.Int("control-fd"),
-				parentHTTP: c.String("parent-http"), parentHTTPS: c.String("parent-https"), noProxy: c.String("no-proxy"),
-				verdictTimeout: c.Duration("verdict-timeout"), debug: c.Bool("debug"),
-			})
-			// In srt's mode srt-proxy stops when srt does; that is not a failure.
-			if err != nil && c.Bool("debug") {
-				fmt.Fprintf(os.Stderr, "srt-proxy: stopped (%v)\n", err)
-			}
+			code = runProxyOnly(o, stderr)
 			return nil
 		},
 	}
-	if err := app.Run(args); err != nil {
-		fmt.Fprintf(os.Stderr, "srt-proxy: %v\n", err)
-		if code == 0 {
-			code = 2
-		}
+	if err := app.Run(append([]string{args[0]}, norm...)); err != nil {
+		fmt.Fprintln(stderr, usagePrefix+err.Error())
+		return exitUsage
 	}
 	return code
 }
+
+func flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringSliceFlag{Name: "listen-fd", Usage: "accept connections on this inherited listening socket (repeatable)"},
+		&cli.StringFlag{Name: "listen", Usage: "listen on this loopback `host:port` instead (development)"},
+		&cli.BoolFlag{Name: "listen-any-interface", Usage: "let --listen bind a non-loopback address: the listener is unauthenticated and reachable from other hosts"},
+		&cli.StringFlag{Name: "decider-fd", Usage: "bidirectional decider stream (a socket) on this `fd`"},
+		&cli.StringFlag{Name: "decider-in", Usage: "decider -> proxy stream on this `fd` (with --decider-out)"},
+		&cli.StringFlag{Name: "decider-out", Usage: "proxy -> decider stream on this `fd` (with --decider-in)"},
+		&cli.StringFlag{Name: "decider-framing", Value: "line", Usage: "`line` (one JSON object per line) or length (the reference's 4-byte length prefix)"},
+		&cli.StringFlag{Name: "lifeline-fd", Usage: "shut down when the stream on this `fd` ends"},
+		&cli.StringFlag{Name: "ca-fd", Usage: "read the TLS-termination CA (key and certificate PEM) from this `fd`; without it every CONNECT is refused"},
+		&cli.StringSliceFlag{Name: "strip-response-header", Usage: "response headers never passed back (`name...`)"},
+		&cli.BoolFlag{Name: "plaintext-header-set", Usage: "let allow verdicts set headers on plain-HTTP requests (cleartext)"},
+		&cli.DurationFlag{Name: "verdict-timeout", Value: link.DefaultTimeout, Usage: "how long a request waits for its verdict"},
+		&cli.BoolFlag{Name: "debug", Aliases: []string{"d"}, Usage: "one decision line per request on stderr"},
+		&cli.BoolFlag{Name: "version", Usage: `print "srt-proxy <version>" and exit; every other option is ignored`},
+		&cli.BoolFlag{Name: "srt-mode", Usage: "srt's own mode: listeners and stop come over --control-fd (srt starts srt-proxy so)"},
+		&cli.StringFlag{Name: "control-fd", Usage: "srt's mode: descriptor of srt's control channel"},
+		&cli.StringFlag{Name: "parent-http", Usage: "srt's mode: parent proxy `URL` for plain HTTP"},
+		&cli.StringFlag{Name: "parent-https", Usage: "srt's mode: parent proxy `URL` for tunnels (default: --parent-http)"},
+		&cli.StringFlag{Name: "no-proxy", Usage: "srt's mode: destinations that bypass the parent proxy (NO_PROXY syntax)"},
+	}
+}
+
+// runSRTMode serves srt's own mode (srtmode.go).
+func runSRTMode(c *cli.Context, stderr io.Writer) int {
+	dec, err1 := fdFlag(c, "decider-fd")
+	ctl, err2 := fdFlag(c, "control-fd")
+	if err := errors.Join(err1, err2); err != nil || dec < 0 || ctl < 0 {
+		fmt.Fprintln(stderr, srtModeTitle+"--srt-mode needs --decider-fd and --control-fd")
+		return exitUsage
+	}
+	err := runSRT(srtOptions{
+		deciderFD: dec, controlFD: ctl,
+		parentHTTP: c.String("parent-http"), parentHTTPS: c.String("parent-https"), noProxy: c.String("no-proxy"),
+		verdictTimeout: c.Duration("verdict-timeout"), debug: c.Bool("debug"),
+	})
+	// In srt's mode srt-proxy stops when srt does; that is not a failure.
+	if err != nil && c.Bool("debug") {
+		fmt.Fprintf(stderr, srtModeTitle+"stopped (%v)\n", err)
+	}
+	return exitOK
+}
+
+// fdFlag is a descriptor option's value; -1 when it is not given.
+func fdFlag(c *cli.Context, name string) (int, error) {
+	if !c.IsSet(name) {
+		return -1, nil
+	}
+	return parseFD(name, c.String(name))
+}
+
+// parseFD reads a descriptor number: decimal digits, 0 or more.
+func parseFD(name, v string) (int, error) {
+	n, err := strconv.Atoi(v)
+	if err != nil || n < 0 || v == "" || v[0] == '+' {
+		return 0, fmt.Errorf("--%s needs a descriptor number (got %q)", name, v)
+	}
+	return n, nil
+}
+
+// helloWait is how long srt's mode waits for the decider's hello (srt
+// starts the decider itself); proxy-only mode waits for as long as it
+// takes, or until it is told to stop.
+const helloWait = 30 * time.Second

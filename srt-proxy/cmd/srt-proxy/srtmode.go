@@ -54,7 +54,7 @@ func runSRT(o srtOptions) error {
 		return errors.New("control: not a Unix socket")
 	}
 	addrs := &decide.Addresses{}
-	l, err := link.Dial(dec, link.Config{Framing: protocol.Line, OfferExt: true, Timeout: o.verdictTimeout, OnUpdate: addrs.Set}, 30*time.Second)
+	l, err := link.Dial(dec, link.Config{Framing: protocol.Line, OfferExt: true, Timeout: o.verdictTimeout, OnUpdate: addrs.Set}, helloWait)
 	if err != nil {
 		return err
 	}
@@ -76,14 +76,25 @@ func runSRT(o srtOptions) error {
 		Logger: log,
 	}
 	stop := make(chan error, 3)
+	stopping := make(chan struct{})
 	go func() {
 		// In srt's mode the proxy outlives a dead decider and refuses every
 		// request (503, "request decider: <why>"), so the command sees why;
 		// it stops when srt does.
 		<-l.Dead()
+		// When srt exits, the decider goes first: say nothing then.
+		select {
+		case <-stopping:
+			return
+		case <-time.After(200 * time.Millisecond):
+		}
 		fmt.Fprintf(os.Stderr, "srt-proxy: the decider link is down (%v); every request is refused from now on\n", l.Err())
 	}()
-	go func() { stop <- serveHandoff(ctl, srv) }()
+	go func() {
+		err := serveHandoff(ctl, srv)
+		close(stopping)
+		stop <- err
+	}()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	go func() { stop <- fmt.Errorf("%v", <-sigs) }()

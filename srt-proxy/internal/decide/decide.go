@@ -6,6 +6,8 @@ package decide
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"net/netip"
 	"sort"
 	"sync"
@@ -34,32 +36,33 @@ var _ proxy.Asker = (*Asker)(nil)
 
 // Ask implements proxy.Asker.
 func (a *Asker) Ask(ctx context.Context, r *proxy.Request) (proxy.Verdict, error) {
-	req := toReq(r)
-	v, err := a.Link.Ask(ctx, req)
+	req := toReq(r, a.Link.Ext())
+	if err := protocol.ValidateReq(req); err != nil {
+		var u *protocol.UnaskableError
+		if errors.As(err, &u) {
+			return proxy.Verdict{}, &proxy.UnaskableError{Reason: u.Reason}
+		}
+		return proxy.Verdict{}, err
+	}
+	v, err := a.Link.Ask(ctx, req, r.Body)
 	if err != nil {
+		if errors.Is(err, link.ErrBodyless) {
+			return proxy.Verdict{}, proxy.ErrBodylessBody
+		}
 		return proxy.Verdict{}, err
 	}
 	switch v := v.(type) {
 	case *protocol.Allow:
 		a.remember(r, req.ID)
-		out := proxy.Verdict{Allow: true, RemoveHeaders: v.RemoveHeaders}
-		if len(v.SetHeaders) > 0 {
-			out.SetHeaders = map[string][]string{}
-			for _, h := range v.SetHeaders {
-				out.SetHeaders[h.Name] = h.Values
-			}
-		}
-		return out, nil
+		return allowVerdict(v, r.Host), nil
 	case *protocol.Deny:
 		reason := ""
 		if v.Reason != nil {
 			reason = *v.Reason
 		}
 		return proxy.Verdict{Status: v.Status, Reason: reason}, nil
-	default:
-		// need_body: bodies are asked for only on the TLS-terminated and
-		// proxy-only paths, not on srt's connection decisions.
-		return proxy.Verdict{Status: 403, Reason: "the decider asked for a body where srt-proxy cannot send one"}, nil
+	default: // the link returns only allows and denies
+		return proxy.Verdict{}, fmt.Errorf("%w: unexpected verdict %T", link.ErrUnavailable, v)
 	}
 }
 
@@ -85,30 +88,42 @@ func (a *Asker) remember(r *proxy.Request, id uint64) {
 	}
 }
 
-func toReq(r *proxy.Request) *protocol.Req {
-	req := &protocol.Req{Method: r.Method, Host: r.Host, Port: r.Port, Path: r.Path, User: r.User}
-	switch r.Kind {
-	case proxy.KindConnect:
-		req.Kind = protocol.KindConnect
-	case proxy.KindSOCKS:
-		req.Kind = protocol.KindSOCKS
-	case proxy.KindHTTP:
-		req.Kind = protocol.KindHTTP
+// toReq is the req for r. kind and user are srt.v1's, sent only when the
+// extension is in force.
+func toReq(r *proxy.Request, ext bool) *protocol.Req {
+	req := &protocol.Req{Method: r.Method, Host: r.Host, Port: r.Port, Path: r.Path}
+	if ext {
+		req.User = r.User
+		switch r.Kind {
+		case proxy.KindConnect:
+			req.Kind = protocol.KindConnect
+		case proxy.KindSOCKS:
+			req.Kind = protocol.KindSOCKS
+		case proxy.KindHTTP:
+			req.Kind = protocol.KindHTTP
+		}
 	}
 	if r.HostHeader != "" {
 		h := r.HostHeader
 		req.HostHeader = &h
+	}
+	if r.SNI != "" {
+		sni := r.SNI
+		req.SNI = &sni
 	}
 	if r.Query != "" {
 		q := r.Query
 		req.Query = &q
 	}
 	if len(r.Headers) > 0 {
-		names := make([]string, 0, len(r.Headers))
-		for n := range r.Headers {
-			names = append(names, n)
+		names := r.HeaderNames
+		if len(names) != len(r.Headers) {
+			names = make([]string, 0, len(r.Headers))
+			for n := range r.Headers {
+				names = append(names, n)
+			}
+			sort.Strings(names)
 		}
-		sort.Strings(names)
 		for _, n := range names {
 			req.Headers = append(req.Headers, protocol.Header{Name: n, Values: r.Headers[n]})
 		}
@@ -129,13 +144,19 @@ type Addresses struct {
 // Set rebuilds the policy from a hello or an update.
 func (a *Addresses) Set(l link.Lists) {
 	p := &policy.AddressPolicy{DeniedRanges: append([]netip.Prefix(nil), a.Base...)}
+	// Entries are the settings' (srt's mode) or a hello's (proxy-only
+	// mode), whose grammars differ: either is read.
 	for _, e := range l.AllowedDomains {
 		if pat, err := policy.ParseAllowPattern(e); err == nil {
+			p.Allowed = append(p.Allowed, pat)
+		} else if pat, err := policy.ParseEgressPattern(e); err == nil {
 			p.Allowed = append(p.Allowed, pat)
 		}
 	}
 	for _, e := range l.DeniedDomains {
 		if pat, err := policy.ParseDenyPattern(e); err == nil {
+			p.Denied = append(p.Denied, pat)
+		} else if pat, err := policy.ParseEgressPattern(e); err == nil {
 			p.Denied = append(p.Denied, pat)
 		}
 	}

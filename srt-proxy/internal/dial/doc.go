@@ -3,7 +3,10 @@
 // current resolved-address policy refuses (decider/policy.AddressPolicy),
 // dials a survivor — and no other address — and reports failures as typed
 // errors: *AddressRefusedError when the policy left nothing to dial,
-// *UnreachableError when nothing could be reached.
+// *UnreachableError when nothing could be reached. TLS opens the upstream
+// leg of a TLS-terminated tunnel the same way and verifies the upstream's
+// certificate on it (against UpstreamRoots: the host's roots and the
+// settings' extra CA files).
 //
 // A destination goes through a parent proxy (the settings' parentProxy or
 // srt's own HTTP_PROXY / HTTPS_PROXY) unless NO_PROXY exempts it: tunnels

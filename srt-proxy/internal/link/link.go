@@ -19,9 +19,18 @@ const DefaultTimeout = 5 * time.Second
 // dropped, not a violation.
 const idWindow = 4096
 
-// maxQueued is how many bytes may wait unread towards the decider before
-// the link is declared dead: ⌈64 MiB·4/3⌉ + 32 MiB.
-const maxQueued = (64<<20*4+2)/3 + 32<<20
+// DefaultMaxBodyHeld bounds the request-body bytes held for the decider at
+// once, across requests: two bodies of the protocol's largest.
+const DefaultMaxBodyHeld = 2 * protocol.MaxBody
+
+// queueRoom is the room for req frames on top of the body frames the body
+// budget allows at once (base64: four thirds of it) before a decider that
+// has not read them counts as gone.
+const queueRoom = 32 << 20
+
+// maxQueuedFor is the queue limit for a body budget: ⌈held·4/3⌉ + 32 MiB
+// (for 64 MiB, 123,032,918 bytes).
+func maxQueuedFor(held int64) int64 { return (held*4+2)/3 + queueRoom }
 
 // Lists are the decider's hello (or update) lists.
 type Lists struct {
@@ -37,6 +46,10 @@ type Config struct {
 	Timeout time.Duration
 	// OnUpdate receives the lists of an update message (srt.v1).
 	OnUpdate func(Lists)
+	// MaxBodyHeld bounds the body bytes held for inspection at once
+	// (DefaultMaxBodyHeld if zero); MaxQueued the bytes queued unread
+	// towards the decider (⌈MaxBodyHeld·4/3⌉ + 32 MiB if zero).
+	MaxBodyHeld, MaxQueued int64
 }
 
 // Link is a live connection to a decider.
@@ -50,12 +63,13 @@ type Link struct {
 
 	nextID atomic.Uint64
 	mu     sync.Mutex
-	waits  map[uint64]chan protocol.Verdict
-	late   map[uint64]bool // timed-out ids whose verdict may still come
+	waits  map[uint64]*waiter
+	late   map[uint64]lateState // ids given up on whose verdicts may still come
 	newest uint64
+	held   int64 // body bytes reserved for inspection
 
-	queue  chan []byte
-	queued atomic.Int64
+	out       *outbox
+	maxQueued int64
 
 	deadOnce sync.Once
 	dead     chan struct{}
@@ -67,15 +81,38 @@ type Link struct {
 var ErrUnavailable = errors.New("request decider")
 
 // Dial says hello over rw and waits for the decider's hello (at most
-// helloTimeout). The link is then live until the stream fails or Close.
+// helloTimeout; 0 waits as long as it takes). The link is then live until
+// the stream fails or Close.
 func Dial(rw io.ReadWriteCloser, cfg Config, helloTimeout time.Duration) (*Link, error) {
-	if cfg.Timeout == 0 {
+	ctx := context.Background()
+	if helloTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, helloTimeout)
+		defer cancel()
+	}
+	l, err := DialContext(ctx, rw, cfg)
+	if errors.Is(err, context.DeadlineExceeded) {
+		return nil, errors.New("decider: no hello")
+	}
+	return l, err
+}
+
+// DialContext is Dial with the wait for the decider's hello bounded by ctx
+// instead: when ctx ends first, rw is closed and ctx's error returned.
+func DialContext(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (*Link, error) {
+	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxBodyHeld <= 0 {
+		cfg.MaxBodyHeld = DefaultMaxBodyHeld
 	}
 	l := &Link{
 		cfg: cfg, r: protocol.NewReader(rw, cfg.Framing, protocol.MaxFrame), w: protocol.NewWriter(rw, cfg.Framing),
-		close: rw.Close, waits: map[uint64]chan protocol.Verdict{}, late: map[uint64]bool{},
-		queue: make(chan []byte, 1024), dead: make(chan struct{}),
+		close: rw.Close, waits: map[uint64]*waiter{}, late: map[uint64]lateState{},
+		out: newOutbox(), maxQueued: cfg.MaxQueued, dead: make(chan struct{}),
+	}
+	if l.maxQueued <= 0 {
+		l.maxQueued = maxQueuedFor(cfg.MaxBodyHeld)
 	}
 	hello := &protocol.ProxyHello{}
 	offer := cfg.OfferExt && cfg.Framing == protocol.Line
@@ -87,7 +124,8 @@ func Dial(rw io.ReadWriteCloser, cfg Config, helloTimeout time.Duration) (*Link,
 		return nil, err
 	}
 	if err := l.w.Write(msg); err != nil {
-		return nil, fmt.Errorf("decider: %w", err)
+		rw.Close()
+		return nil, fmt.Errorf("decider: %w", writeError(err))
 	}
 	type result struct {
 		h   *protocol.DeciderHello
@@ -97,17 +135,17 @@ func Dial(rw io.ReadWriteCloser, cfg Config, helloTimeout time.Duration) (*Link,
 	go func() {
 		frame, err := l.r.Read()
 		if err != nil {
-			got <- result{err: closedOr(err)}
+			got <- result{err: readError(err)}
 			return
 		}
 		m, err := protocol.DecodeDeciderMessage(frame, offer)
 		if err != nil {
-			got <- result{err: err}
+			got <- result{err: helloError(err)}
 			return
 		}
 		h, ok := m.(*protocol.DeciderHello)
 		if !ok {
-			got <- result{err: &protocol.ProtocolError{Reason: protocol.ReasonBadHello}}
+			got <- result{err: errors.New(protocol.ReasonBadHello)}
 			return
 		}
 		got <- result{h: h}
@@ -116,34 +154,50 @@ func Dial(rw io.ReadWriteCloser, cfg Config, helloTimeout time.Duration) (*Link,
 	case res := <-got:
 		if res.err != nil {
 			rw.Close()
-			return nil, fmt.Errorf("decider: %w", helloError(res.err))
+			return nil, fmt.Errorf("decider: %w", res.err)
 		}
 		l.ext = res.h.HasExt(protocol.ExtSRTv1)
 		l.hello = Lists{res.h.AllowedDomains, res.h.DeniedDomains, res.h.DeniedResolvedAddresses}
-	case <-time.After(helloTimeout):
+	case <-ctx.Done():
 		rw.Close()
-		return nil, errors.New("decider: no hello")
+		return nil, ctx.Err()
 	}
 	go l.readLoop()
 	go l.writeLoop()
 	return l, nil
 }
 
-// helloError names a broken hello as the reference does.
+// helloError names a broken first message as the reference does: a frame
+// that is not one strict JSON object keeps its reason; any message that is
+// not a well-formed hello is "bad hello".
 func helloError(err error) error {
 	var pe *protocol.ProtocolError
 	if errors.As(err, &pe) {
-		return errors.New(protocol.ReasonBadHello)
+		switch pe.Reason {
+		case protocol.ReasonUnexpected, protocol.ReasonBadVerdict, protocol.ReasonBadUpdate:
+			return errors.New(protocol.ReasonBadHello)
+		}
+		return errors.New(pe.Reason)
 	}
 	return err
 }
 
-func closedOr(err error) error {
-	if errors.Is(err, io.EOF) {
+// readError is why reading from the decider failed: its end of the stream
+// closing, a protocol violation, or an I/O error.
+func readError(err error) error {
+	var pe *protocol.ProtocolError
+	switch {
+	case errors.Is(err, io.EOF):
+		return errors.New("decider closed the stream")
+	case errors.As(err, &pe):
+		return errors.New(pe.Reason)
+	case errors.Is(err, io.ErrUnexpectedEOF):
 		return errors.New("decider closed the stream")
 	}
-	return err
+	return fmt.Errorf("read error: %w", err)
 }
+
+func writeError(err error) error { return fmt.Errorf("write error: %w", err) }
 
 // Hello returns the lists of the decider's hello.
 func (l *Link) Hello() Lists { return l.hello }
@@ -180,150 +234,12 @@ func (l *Link) kill(why error) {
 	})
 }
 
-// send queues an encoded message for the writer.
-func (l *Link) send(msg []byte) error {
-	if n := l.queued.Add(int64(len(msg))); n > maxQueued {
-		l.kill(fmt.Errorf("not reading: %d bytes queued", n))
-	}
-	select {
-	case <-l.dead:
-		return l.unavailable()
-	case l.queue <- msg:
-		return nil
-	}
-}
-
-func (l *Link) writeLoop() {
-	for {
-		select {
-		case <-l.dead:
-			return
-		case msg := <-l.queue:
-			err := l.w.Write(msg)
-			l.queued.Add(-int64(len(msg)))
-			if err != nil {
-				l.kill(closedOr(err))
-				return
-			}
-		}
-	}
-}
-
 func (l *Link) unavailable() error {
 	why := l.Err()
 	if why == nil {
 		why = errors.New("link closed")
 	}
 	return fmt.Errorf("%w: %v", ErrUnavailable, why)
-}
-
-// readLoop delivers verdicts and updates until the link dies.
-func (l *Link) readLoop() {
-	for {
-		frame, err := l.r.Read()
-		if err != nil {
-			l.kill(closedOr(err))
-			return
-		}
-		m, err := protocol.DecodeDeciderMessage(frame, l.ext)
-		if err != nil {
-			l.kill(err)
-			return
-		}
-		switch m := m.(type) {
-		case *protocol.Update:
-			if l.cfg.OnUpdate != nil {
-				l.cfg.OnUpdate(Lists{m.AllowedDomains, m.DeniedDomains, m.DeniedResolvedAddresses})
-			}
-		case protocol.Verdict:
-			if err := l.deliver(m); err != nil {
-				l.kill(err)
-				return
-			}
-		default:
-			l.kill(&protocol.ProtocolError{Reason: protocol.ReasonUnexpected})
-			return
-		}
-	}
-}
-
-// deliver hands a verdict to the request waiting for it. A verdict nothing
-// waits on is dropped when its request timed out or is far behind the
-// newest; otherwise it is a violation.
-func (l *Link) deliver(v protocol.Verdict) error {
-	id := v.RequestID()
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if ch, ok := l.waits[id]; ok {
-		delete(l.waits, id)
-		ch <- v
-		return nil
-	}
-	if l.late[id] {
-		delete(l.late, id)
-		return nil
-	}
-	if id+idWindow <= l.newest {
-		return nil
-	}
-	return fmt.Errorf("verdict for id %d, which nothing waits on", id)
-}
-
-// Ask sends r and waits for its verdict. Every failure wraps
-// ErrUnavailable: the caller fails closed.
-func (l *Link) Ask(ctx context.Context, r *protocol.Req) (protocol.Verdict, error) {
-	if l.Err() != nil {
-		return nil, l.unavailable()
-	}
-	id := l.nextID.Add(1)
-	if id > protocol.MaxID {
-		l.kill(errors.New("request ids exhausted"))
-		return nil, l.unavailable()
-	}
-	r.ID = id
-	msg, err := protocol.Encode(r)
-	if err != nil {
-		return nil, err
-	}
-	ch := make(chan protocol.Verdict, 1)
-	l.mu.Lock()
-	l.waits[id] = ch
-	l.newest = id
-	l.mu.Unlock()
-	if err := l.send(msg); err != nil {
-		l.forget(id, false)
-		return nil, err
-	}
-	timer := time.NewTimer(l.cfg.Timeout)
-	defer timer.Stop()
-	select {
-	case v := <-ch:
-		return v, nil
-	case <-timer.C:
-		l.forget(id, true)
-		return nil, fmt.Errorf("%w: decider timed out", ErrUnavailable)
-	case <-l.dead:
-		return nil, l.unavailable()
-	case <-ctx.Done():
-		l.forget(id, true)
-		return nil, fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())
-	}
-}
-
-func (l *Link) forget(id uint64, late bool) {
-	l.mu.Lock()
-	delete(l.waits, id)
-	if late {
-		l.late[id] = true
-		// Bound the memory of timed-out ids to the window that can still
-		// deliver.
-		for old := range l.late {
-			if old+idWindow <= l.newest {
-				delete(l.late, old)
-			}
-		}
-	}
-	l.mu.Unlock()
 }
 
 // Refused tells the decider (srt.v1) that request id was refused after an

@@ -1,6 +1,9 @@
 package proxy
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // Kind says what a Request asks about.
 type Kind int
@@ -36,7 +39,46 @@ type Request struct {
 	// Headers maps lower-case names to their values in arrival order,
 	// without host and without a Proxy-Authorization the proxy consumed.
 	Headers map[string][]string
+	// HeaderNames are Headers' names in order of first arrival; nil means
+	// no order (the decider then sees them sorted).
+	HeaderNames []string
+	// SNI is the TLS server name of a request read inside a terminated
+	// TLS tunnel; "" otherwise.
+	SNI string
+	// Body is the request's body, which the decider may ask to see
+	// (need_body); nil when the request has none to show (a tunnel).
+	Body Body
 }
+
+// Body is a request body the decider may ask to see. The Asker reads it at
+// most once, from one goroutine, while Ask runs; the bytes it reads stay
+// with the request and are forwarded first if it is allowed.
+type Body interface {
+	// Hidden reports whether the method normally has no body (GET, HEAD,
+	// OPTIONS): the decider is shown none, and a request whose wire
+	// carries one anyway is refused if the decider asks to see it
+	// (ErrBodylessBody).
+	Hidden() bool
+	// Reserve is the most bytes Read(max) holds: the declared length when
+	// known and below max, max when unknown, 0 for no body.
+	Reserve(max int) int
+	// Read reads up to max bytes; cut reports that the body goes on.
+	Read(max int) (data []byte, cut bool, err error)
+	// Abort makes a Read in progress return soon.
+	Abort()
+}
+
+// ErrBodylessBody is the Asker's error for a request whose method normally
+// has no body when the decider asked to see the body and the wire carries
+// one: the proxy refuses it (403 bodyless_method_body).
+var ErrBodylessBody = errors.New("the decider asked to see the body of a request whose method normally has none, and it has one")
+
+// UnaskableError is the Asker's error for a request no message of the
+// decider protocol can carry: the proxy refuses it with Reason (400) and
+// the decider is not asked.
+type UnaskableError struct{ Reason string }
+
+func (e *UnaskableError) Error() string { return e.Reason }
 
 // Verdict is the decider's answer.
 type Verdict struct {
@@ -55,7 +97,9 @@ type Verdict struct {
 type Asker interface {
 	// Ask asks about r. An error means the decider is unavailable (it timed
 	// out, closed, broke the protocol): the proxy fails closed, with 503 or
-	// SOCKS reply 0x01, and the error's text in the refusal.
+	// SOCKS reply 0x01, and the error's text in the refusal — except
+	// ErrBodylessBody and *UnaskableError, which are the request's own
+	// refusals.
 	Ask(ctx context.Context, r *Request) (Verdict, error)
 	// Refused tells the decider that the proxy refused r after an allow:
 	// reason is the resolved-address refusal ("resolved to a loopback

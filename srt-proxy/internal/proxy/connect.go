@@ -35,6 +35,9 @@ func (h *httpConn) serveConnect(head *requestHead, rec *record) {
 		h.refuse(rec, Refusal{Cause: CauseDenied, Kind: KindConnect, Status: v.Status, Reason: v.Reason, Host: host}, true)
 		return
 	}
+	if h.serveTerminated(req, v, rec) { // TLS termination (terminate_connect.go)
+		return
+	}
 	up, dialed, err := h.s.Dialer.Tunnel(ctx, host, port)
 	rec.addr = dialed.Addr
 	if err != nil {

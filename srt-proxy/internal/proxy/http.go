@@ -77,6 +77,9 @@ func (h *httpConn) serveOne() bool {
 		return false
 	}
 	h.c.raw.SetReadDeadline(time.Time{})
+	if h.s.ProxyOnly != nil {
+		return h.serveProxyOnly(head, rec) // proxyonly_http.go
+	}
 	if head.method == "CONNECT" {
 		rec.kind = KindConnect.String()
 		h.serveConnect(head, rec)
@@ -91,7 +94,7 @@ func (h *httpConn) serveOne() bool {
 // connection may carry another request.
 func (h *httpConn) refuse(rec *record, r Refusal, close bool) bool {
 	decision := decisionFail
-	if r.Cause == CauseDenied || r.Cause == CauseAddress || r.Cause == CauseAuth {
+	if r.Cause == CauseDenied || r.Cause == CauseAddress || r.Cause == CauseAuth || deniedByPolicy(r.Cause) {
 		decision = decisionDeny
 	}
 	rec.set(decision, r.Reason)

@@ -20,6 +20,15 @@ const (
 	CauseHeadTooLarge                  // the request head is over the limit
 	CauseUnaskable                     // the request cannot be put to the decider (protocol limits)
 	CauseInternal                      // the proxy failed
+
+	// Refusals of proxy-only mode's fixed policy (§2.2). Every Mode renders
+	// them: SRTMode as in srt's own mode, ProxyOnlyMode with its codes.
+	// (TLS termination's causes, shared by both modes, are in
+	// terminate_render.go.)
+	CauseHostNotAllowed     // the host gate: on deniedDomains, or not on allowedDomains
+	CauseBadRequest         // a request the proxy does not forward as it stands (Reason says why; 400)
+	CauseBodyless           // the decider asked for the body of a GET, HEAD or OPTIONS that has one (403)
+	CausePlaintextHeaderSet // an allow that sets headers on plain HTTP, not enabled (403)
 )
 
 // Refusal is one answer the proxy gives itself.
@@ -72,6 +81,9 @@ const (
 
 // Render implements Mode.
 func (SRTMode) Render(r Refusal) Answer {
+	if a, ok := renderTLS(r); ok {
+		return a
+	}
 	connect := r.Kind == KindConnect
 	// line ends a plain-HTTP body with a newline; a raw CONNECT body has none.
 	line := func(s string) string {
@@ -112,9 +124,17 @@ func (SRTMode) Render(r Refusal) Answer {
 		return Answer{Status: 400, Phrase: "Bad Request", SOCKS: socksNotAllowed}
 	case CauseHeadTooLarge:
 		return Answer{Status: 431, Phrase: "Request Header Fields Too Large", SOCKS: socksGeneralFailure}
-	case CauseUnaskable:
+	case CauseUnaskable, CauseBadRequest:
 		return Answer{Status: 400, Phrase: "Bad Request", SOCKS: socksNotAllowed,
 			Header: [][2]string{{"Content-Type", textPlain}}, Body: line(r.Reason)}
+	case CauseHostNotAllowed:
+		return Answer{Status: 403, Phrase: phrase(r.Reason), SOCKS: socksNotAllowed,
+			Header: [][2]string{{"Content-Type", textPlain}, {"X-Proxy-Error", tagAllowlist}},
+			Body:   line(allowlistBody)}
+	case CauseBodyless, CausePlaintextHeaderSet:
+		return Answer{Status: 403, Phrase: "Forbidden", SOCKS: socksNotAllowed,
+			Header: [][2]string{{"Content-Type", textPlain}, {"X-Proxy-Error", tagSandboxRuntime}},
+			Body:   line(r.Reason)}
 	default:
 		return Answer{Status: 500, Phrase: "Internal Server Error", SOCKS: socksGeneralFailure}
 	}

@@ -27,6 +27,12 @@ type Server struct {
 	// off.
 	Token string
 	Mode  Mode // renders refusals; nil: SRTMode
+	// TLS terminates allowed CONNECTs (network.tlsTerminate); nil: every
+	// CONNECT is an opaque tunnel.
+	TLS *Terminate
+	// ProxyOnly is the fixed policy of proxy-only mode (proxyonly.go); nil
+	// is srt's own mode.
+	ProxyOnly *ProxyOnly
 	// Logger receives one decision line per connection or request; the
 	// zero value discards them.
 	Logger zerolog.Logger

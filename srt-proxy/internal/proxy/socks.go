@@ -85,6 +85,10 @@ func (s *Server) serveSOCKS5(c *conn, br *bufio.Reader) {
 		return
 	}
 	c.raw.SetDeadline(time.Time{})
+	if s.ProxyOnly != nil {
+		s.refuseSOCKSProxyOnly(c, host, port, rec) // proxyonly_connect.go
+		return
+	}
 
 	req := &Request{Kind: KindSOCKS, User: user, Method: "CONNECT", Host: host, Port: port, Path: "*"}
 	ctx, cancel := context.WithCancel(s.ctx)

@@ -1,0 +1,191 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/rs/zerolog"
+
+	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/srt-proxy/internal/decide"
+	"github.com/srt-sandbox/srt-proxy/internal/dial"
+	"github.com/srt-sandbox/srt-proxy/internal/link"
+	"github.com/srt-sandbox/srt-proxy/internal/mitm"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy"
+)
+
+// runProxyOnly serves proxy-only mode until it is told to stop, and
+// returns the exit code. What it says on stderr:
+//
+//	srt proxy: serving 127.0.0.1:8080     (or "serving fd 3"), once the decider said hello
+//	srt proxy: stopped (<why>)            why: SIGTERM, SIGINT, lifeline closed, lifeline
+//	                                      error, decider: <reason>, closed → exit 0;
+//	                                      start failed: <msg> → exit 1
+func runProxyOnly(o *proxyOnlyOpts, stderr io.Writer) int {
+	say := func(format string, a ...any) { fmt.Fprintf(stderr, usagePrefix+format+"\n", a...) }
+	for _, w := range o.warnings {
+		say("%s", w)
+	}
+	var ca *mitm.CA
+	if o.caFD >= 0 {
+		var err error
+		if ca, err = readCA(o.caFD); err != nil {
+			say("%v", err)
+			return exitUsage
+		}
+	}
+	stop := make(chan string, 4)
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
+	defer signal.Stop(sigs)
+	go func() {
+		s := <-sigs
+		stop <- map[os.Signal]string{syscall.SIGTERM: "SIGTERM", syscall.SIGINT: "SIGINT"}[s]
+	}()
+	if o.lifelineFD >= 0 {
+		go watchLifeline(openFD(o.lifelineFD, "lifeline"), stop)
+	}
+	stopped := func(why string) int {
+		say("stopped (%s)", why)
+		if len(why) >= len("start failed") && why[:len("start failed")] == "start failed" {
+			return exitStart
+		}
+		return exitOK
+	}
+
+	// The decider's hello first: the listeners open only after it.
+	ctx, cancel := context.WithCancel(context.Background())
+	type dialed struct {
+		l   *link.Link
+		err error
+	}
+	got := make(chan dialed, 1)
+	go func() {
+		l, err := link.DialContext(ctx, deciderStream(o.deciderIn, o.deciderOut), link.Config{Framing: o.framing, Timeout: o.verdictTimeout})
+		got <- dialed{l, err}
+	}()
+	var l *link.Link
+	select {
+	case d := <-got:
+		cancel()
+		if d.err != nil {
+			return stopped(d.err.Error()) // "decider: bad hello", "decider: decider closed the stream"
+		}
+		l = d.l
+	case why := <-stop:
+		cancel()
+		<-got
+		return stopped(why)
+	}
+	defer l.Close()
+
+	hello := l.Hello()
+	lists, errs := policy.EgressLists(hello.AllowedDomains, hello.DeniedDomains)
+	if errs != nil {
+		return stopped("start failed: the decider's hello: " + errs[0].Error())
+	}
+	addrs := &decide.Addresses{Base: policy.ProxyOnlyDefaultDeniedRanges}
+	addrs.Set(hello)
+	srv := &proxy.Server{
+		Asker:        &decide.Asker{Link: l},
+		Dialer:       &dial.Dialer{Policy: addrs.Policy},
+		Mode:         proxy.ProxyOnlyMode{},
+		MaxHeadBytes: proxy.ProxyOnlyHeadLimit,
+		ProxyOnly: &proxy.ProxyOnly{
+			Lists:                lists,
+			PlaintextHeaderSet:   o.plaintextHeaderSet,
+			StripResponseHeaders: o.strip,
+		},
+		Logger: debugLogger(o.debug, stderr),
+	}
+	if ca != nil {
+		srv.TLS = &proxy.Terminate{
+			CA:                   ca,
+			RefuseOpaqueTunnels:  true,
+			RequireHostMatch:     true,
+			AmbiguousTarget:      proxy.TargetAsSpelled,
+			StripResponseHeaders: o.strip,
+		}
+	}
+	listeners, names, err := o.openListeners()
+	if err != nil {
+		return stopped("start failed: " + err.Error())
+	}
+	for i, ln := range listeners {
+		go func() {
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, proxy.ErrServerClosed) {
+				select { // a listener failed for good
+				case stop <- "closed":
+				default:
+				}
+			}
+		}()
+		say("serving %s", names[i])
+	}
+	var why string
+	select {
+	case why = <-stop:
+	case <-l.Dead():
+		why = "decider: " + l.Err().Error()
+	}
+	srv.Shutdown()
+	return stopped(why)
+}
+
+// openListeners turns the listening descriptors into listeners and binds
+// --listen; names are what "serving …" says of each.
+func (o *proxyOnlyOpts) openListeners() ([]net.Listener, []string, error) {
+	var (
+		lns   []net.Listener
+		names []string
+	)
+	fail := func(err error) ([]net.Listener, []string, error) {
+		for _, ln := range lns {
+			ln.Close()
+		}
+		return nil, nil, err
+	}
+	for _, fd := range append(append([]int(nil), o.listenFDs...), o.activated...) {
+		ln, err := fdListener(fd)
+		if err != nil {
+			return fail(err)
+		}
+		lns = append(lns, ln)
+		names = append(names, "fd "+strconv.Itoa(fd))
+	}
+	if o.listen != "" {
+		// An address literal binds its own family only ("0.0.0.0" is not
+		// also "::").
+		network := "tcp"
+		if a, err := netip.ParseAddr(o.listenHost); err == nil {
+			network = map[bool]string{true: "tcp4", false: "tcp6"}[a.Is4()]
+		}
+		ln, err := net.Listen(network, net.JoinHostPort(o.listenHost, strconv.Itoa(o.listenPort)))
+		if err != nil {
+			return fail(err)
+		}
+		lns = append(lns, ln)
+		a := ln.Addr().(*net.TCPAddr)
+		// As the reference prints it: the address, a colon, the port (no
+		// brackets around IPv6).
+		names = append(names, a.IP.String()+":"+strconv.Itoa(a.Port))
+	}
+	return lns, names, nil
+}
+
+// debugLogger is the decision log of --debug: one line per request.
+func debugLogger(debug bool, stderr io.Writer) zerolog.Logger {
+	if !debug {
+		return zerolog.Nop()
+	}
+	return zerolog.New(zerolog.ConsoleWriter{Out: stderr, NoColor: true, PartsExclude: []string{zerolog.TimestampFieldName, zerolog.LevelFieldName},
+		FormatMessage: func(i any) string { return fmt.Sprintf("srt proxy: %v", i) }})
+}

@@ -1,0 +1,163 @@
+package main
+
+import (
+	"bufio"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Every X-Deny-Reason code of proxy-only mode, byte for byte, in both
+// framings.
+func TestRefusals(t *testing.T) {
+	const (
+		allowlist   = "Connection blocked by network allowlist"
+		plaintext   = "the allow decision sets headers, and headers are not set on plain-HTTP requests unless plaintext header sets are enabled; nothing was forwarded"
+		bodylessWhy = "the decider asked to see the body of a request whose method normally has none, and it has one"
+	)
+	upstream := closedAddr(t)
+	tests := []struct {
+		name    string
+		request string
+		verdict []string // the decider's answers to the request's req, in order; none: not asked
+		want    string
+	}{
+		{name: "host not on the allow list", request: "GET http://notallowed.test/x HTTP/1.1\r\nHost: notallowed.test\r\n\r\n",
+			want: refusal(403, "Forbidden", "host_not_allowed", allowlist, false)},
+		{name: "host on the deny list", request: "GET http://bad.wild.test/x HTTP/1.1\r\nHost: bad.wild.test\r\n\r\n",
+			want: refusal(403, "Forbidden", "host_not_allowed", allowlist, false)},
+		{name: "port not allowed", request: "GET http://portonly.test:8080/ HTTP/1.1\r\nHost: portonly.test:8080\r\n\r\n",
+			want: refusal(403, "Forbidden", "host_not_allowed", allowlist, false)},
+		{name: "Host header names another host", request: "GET http://allowed.test/x HTTP/1.1\r\nHost: other.test\r\n\r\n",
+			want: refusal(421, "Misdirected Request", "misdirected", "Host header does not match the request target", false)},
+		{name: "Host header names another port", request: "GET http://allowed.test/x HTTP/1.1\r\nHost: allowed.test:81\r\n\r\n",
+			want: refusal(421, "Misdirected Request", "misdirected", "Host header does not match the request target", false)},
+		{name: "two Host headers", request: "GET http://allowed.test/x HTTP/1.1\r\nHost: allowed.test\r\nHost: allowed.test\r\n\r\n",
+			want: refusal(421, "Misdirected Request", "misdirected", "more than one Host header", false)},
+		{name: "no Host header in HTTP/1.1", request: "GET http://allowed.test/x HTTP/1.1\r\n\r\n",
+			want: refusal(400, "Bad Request", "bad_request", "HTTP/1.1 request without a Host header", false)},
+		{name: "origin-form target", request: "GET /x HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+			want: refusal(400, "Bad Request", "bad_request", "destination host is not plain ASCII", false)},
+		{name: "userinfo", request: "GET http://u@allowed.test/x HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+			want: refusal(400, "Bad Request", "bad_request", "destination host is not plain ASCII", false)},
+		{name: "fragment", request: "GET http://allowed.test/x#f HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+			want: refusal(400, "Bad Request", "bad_request", "malformed request-target", false)},
+		{name: "double slash", request: "GET http://allowed.test//x HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+			want: refusal(400, "Bad Request", "bad_request", "malformed request-target", false)},
+		{name: "unparsable head", request: "GARBAGE\r\n\r\n",
+			want: refusal(400, "Bad Request", "bad_request", "malformed request: request line", true)},
+		{name: "head over 2 MiB", request: "GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\nX-Big: " + strings.Repeat("a", 2<<20) + "\r\n\r\n",
+			want: refusal(400, "Bad Request", "bad_request", "request head too large", true)},
+		{name: "too many header values for the decider", request: "GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n" + strings.Repeat("X-A: 1\r\n", 191) + "\r\n",
+			want: refusal(400, "Bad Request", "bad_request", "request headers too large", true)},
+		{name: "TRACE", request: "TRACE http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+			want: refusal(405, "Method Not Allowed", "method_refused", "the TRACE method is not forwarded", true)},
+		{name: "track", request: "track http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+			want: refusal(405, "Method Not Allowed", "method_refused", "the track method is not forwarded", true)},
+		{name: "decider denies with its status", request: "GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+			verdict: []string{`"action":"deny","status":418,"reason":"no tea"`},
+			want:    refusal(418, "I'm a Teapot", "decider", "no tea", true)},
+		{name: "decider denies without a reason", request: "GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+			verdict: []string{`"action":"deny","status":599`},
+			want:    refusal(599, "unknown", "decider", "denied by sandbox policy", true)},
+		{name: "allow that sets a header", request: "GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+			verdict: []string{`"action":"allow","setHeaders":{"x-a":["1"]}}`[:len(`"action":"allow","setHeaders":{"x-a":["1"]}`)]},
+			want:    refusal(403, "Forbidden", "plaintext_header_set", plaintext, true)},
+		{name: "allow with a credential", request: "GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+			verdict: []string{`"action":"allow","cred":"github","credential":"tok"`},
+			want:    refusal(403, "Forbidden", "plaintext_header_set", plaintext, true)},
+		{name: "body of a GET asked for", request: "GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 5\r\n\r\nhello",
+			verdict: []string{`"action":"need_body","max":10`},
+			want:    refusal(403, "Forbidden", "bodyless_method_body", bodylessWhy, true)},
+		{name: "upstream unreachable", request: "GET http://" + upstream + "/ HTTP/1.1\r\nHost: " + upstream + "\r\n\r\n",
+			verdict: []string{`"action":"allow"`},
+			want:    "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nBad Gateway"},
+		{name: "CONNECT not on the allow list", request: "CONNECT notallowed.test:443 HTTP/1.1\r\nHost: notallowed.test:443\r\n\r\n",
+			want: connectRefusal(403, "Forbidden", "host_not_allowed", allowlist)},
+		{name: "CONNECT without a CA", request: "CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n",
+			want: connectRefusal(403, "Forbidden", "opaque_tunnel", "this proxy does not tunnel CONNECTs it cannot inspect")},
+		{name: "CONNECT to a malformed target", request: "CONNECT allowed.test HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+			want: connectRefusal(400, "Bad Request", "bad_request", "destination host is not plain ASCII")},
+		{name: "CONNECT to port 0", request: "CONNECT allowed.test:0 HTTP/1.1\r\nHost: allowed.test\r\n\r\n",
+			want: connectRefusal(400, "Bad Request", "bad_request", "malformed request-target")},
+	}
+	hello := `{"t":"hello","proto":1,"allowedDomains":["allowed.test","127.0.0.1","*.wild.test","portonly.test:80"],"deniedDomains":["bad.wild.test"]}`
+	for _, f := range framings {
+		t.Run(f.String(), func(t *testing.T) {
+			p := start(t, startOpts{framing: f, hello: hello})
+			for _, tt := range tests {
+				t.Run(tt.name, func(t *testing.T) {
+					got := async(func() string { return p.roundTrip(tt.request) })
+					for _, v := range tt.verdict {
+						id, _ := p.dec.nextReq()
+						p.dec.send(verdict(id, v))
+					}
+					if ans := await(t, got); ans != tt.want {
+						t.Errorf("got  %q\nwant %q", ans, tt.want)
+					}
+				})
+			}
+		})
+	}
+}
+
+// closedAddr is 127.0.0.1:<a port nothing listens on>.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close()
+	return addr
+}
+
+// A refusal before the decider's turn keeps the connection; the next
+// request on it is served.
+func TestRefusalKeepsConnection(t *testing.T) {
+	p := start(t, startOpts{})
+	c := p.dial()
+	br := bufio.NewReader(c)
+	io.WriteString(c, "GET http://notallowed.test/ HTTP/1.1\r\nHost: notallowed.test\r\n\r\nGET http://allowed.test/ HTTP/1.1\r\nHost: other.test\r\n\r\n")
+	if got := readAnswer(t, c, br); got != refusal(403, "Forbidden", "host_not_allowed", "Connection blocked by network allowlist", false) {
+		t.Fatalf("first %q", got)
+	}
+	if got := readAnswer(t, c, br); got != refusal(421, "Misdirected Request", "misdirected", "Host header does not match the request target", false) {
+		t.Fatalf("second %q", got)
+	}
+}
+
+func TestSOCKS5Refused(t *testing.T) {
+	p := start(t, startOpts{})
+	c := p.dial()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	c.Write([]byte{5, 1, 0})
+	var method [2]byte
+	io.ReadFull(c, method[:])
+	c.Write([]byte{5, 1, 0, 3, 12, 'a', 'l', 'l', 'o', 'w', 'e', 'd', '.', 't', 'e', 's', 't', 0, 80})
+	reply, _ := io.ReadAll(c)
+	if want := []byte{5, 2, 0, 1, 0, 0, 0, 0, 0, 0}; string(reply) != string(want) {
+		t.Fatalf("reply %v, want %v", reply, want)
+	}
+}
+
+func TestAddressNotAllowed(t *testing.T) {
+	// A name that resolves to loopback, in a private /etc/hosts that the
+	// proxy alone sees (a mount namespace of its own): there is no other
+	// way to make srt-proxy's resolver answer one from outside.
+	const name = "loopback-name.test"
+	hello := `{"t":"hello","proto":1,"allowedDomains":["` + name + `"],"deniedDomains":[]}`
+	p := start(t, startOpts{hello: hello, hosts: "127.0.0.1 localhost\n127.0.0.7 " + name + "\n"})
+	got := async(func() string {
+		return p.roundTrip("GET http://" + name + "/ HTTP/1.1\r\nHost: " + name + "\r\n\r\n")
+	})
+	id, _ := p.dec.nextReq()
+	p.dec.send(verdict(id, `"action":"allow"`))
+	want := refusal(403, "Forbidden", "address_not_allowed", "Connection to "+name+" blocked: resolved to a loopback address", false)
+	if ans := await(t, got); ans != want {
+		t.Errorf("got  %q\nwant %q", ans, want)
+	}
+}

@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+)
+
+func TestVersion(t *testing.T) {
+	// Anywhere on the line, whatever else is there: nothing else happens.
+	for _, args := range [][]string{{"--version"}, {"--bogus", "--version", "--decider-fd", "99"}} {
+		cmd := exec.Command(binary, args...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil {
+			t.Fatalf("%v: %v", args, err)
+		}
+		if stdout.String() != "srt-proxy 0.1.0\n" || stderr.Len() != 0 {
+			t.Errorf("%v: stdout %q stderr %q", args, stdout.String(), stderr.String())
+		}
+	}
+}
+
+func TestHelp(t *testing.T) {
+	out, err := exec.Command(binary, "--help").CombinedOutput()
+	if err != nil || !strings.Contains(string(out), "--decider-framing") {
+		t.Fatalf("%v: %s", err, out)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	notLoopback := func(v string) string {
+		return `srt proxy: --listen "` + v + `" is not a loopback address (127.0.0.0/8, [::1] or localhost); pass --listen-any-interface to bind it anyway`
+	}
+	badPort := func(v string) string {
+		return `srt proxy: --listen needs <host:port> with a port from 0 to 65535 (got "` + v + `")`
+	}
+	const noDecider = "srt proxy: a decider is required (--decider-fd, or --decider-in and --decider-out)"
+	tests := []struct {
+		args []string
+		want string
+	}{
+		{nil, noDecider},
+		{[]string{"--listen", "127.0.0.1:0"}, noDecider},
+		{[]string{"--decider-in", "3", "--listen", "127.0.0.1:0"}, noDecider},
+		{[]string{"--decider-out", "3", "--listen", "127.0.0.1:0"}, noDecider},
+		{[]string{"--decider-fd", "3"}, "srt proxy: --listen-fd (or --listen for development) is required"},
+		{[]string{"--decider-fd", "3", "--listen", "1.2.3.4:80"}, notLoopback("1.2.3.4:80")},
+		{[]string{"--decider-fd", "3", "--listen", ":80"}, notLoopback(":80")},
+		{[]string{"--decider-fd", "3", "--listen", "[::2]:80"}, notLoopback("[::2]:80")},
+		{[]string{"--decider-fd", "3", "--listen", "127.0.0.1.example:80"}, notLoopback("127.0.0.1.example:80")},
+		{[]string{"--decider-fd", "3", "--listen", "localhost:99999"}, badPort("localhost:99999")},
+		{[]string{"--decider-fd", "3", "--listen", "localhost"}, badPort("localhost")},
+		{[]string{"--decider-fd", "3", "--listen", "localhost:-1"}, badPort("localhost:-1")},
+		{[]string{"--decider-fd", "3", "--listen", "localhost:"}, badPort("localhost:")},
+		{[]string{"--decider-fd", "3", "--listen", "127.0.0.1:0", "--decider-framing", "xml"}, `srt proxy: --decider-framing must be line or length (got "xml")`},
+		{[]string{"--decider-fd", "3", "--listen", "127.0.0.1:0", "--verdict-timeout", "0s"}, "srt proxy: --verdict-timeout must be more than 0"},
+		{[]string{"--decider-fd", "x", "--listen", "127.0.0.1:0"}, `srt proxy: --decider-fd needs a descriptor number (got "x")`},
+		{[]string{"--decider-fd", "3", "--listen-fd", "-1"}, `srt proxy: --listen-fd needs a descriptor number (got "-1")`},
+		{[]string{"--decider-fd", "3", "--lifeline-fd", "4x", "--listen", "127.0.0.1:0"}, `srt proxy: --lifeline-fd needs a descriptor number (got "4x")`},
+		{[]string{"--decider-fd", "9", "--listen", "127.0.0.1:0"}, "srt proxy: --decider-fd 9: bad file descriptor"},
+		{[]string{"--decider-fd", "3", "--listen-fd", "3"}, "srt proxy: descriptor 3 is given twice (--decider-fd and --listen-fd)"},
+		{[]string{"--decider-fd", "3", "--listen", "127.0.0.1:0", "extra"}, `srt proxy: unexpected argument "extra"`},
+		{[]string{"--bogus"}, "error: unknown option '--bogus'"},
+		{[]string{"-d", "--bogus=1"}, "error: unknown option '--bogus=1'"},
+		{[]string{"--debug=1"}, "error: unknown option '--debug=1'"},
+		{[]string{"--listen"}, "error: option '--listen <host:port>' argument missing"},
+		{[]string{"--decider-fd"}, "error: option '--decider-fd <fd>' argument missing"},
+		{[]string{"--strip-response-header"}, "error: option '--strip-response-header <name...>' argument missing"},
+		{[]string{"--strip-response-header", "--debug"}, "error: option '--strip-response-header <name...>' argument missing"},
+	}
+	for _, tt := range tests {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			cmd := exec.Command(binary, tt.args...)
+			cmd.ExtraFiles = []*os.File{r} // fd 3 is open
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			err := cmd.Run()
+			if code := cmd.ProcessState.ExitCode(); code != 2 {
+				t.Errorf("exit %d (%v), want 2", code, err)
+			}
+			if got := strings.TrimSuffix(stderr.String(), "\n"); got != tt.want {
+				t.Errorf("stderr %q\nwant   %q", got, tt.want)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout %q", stdout.String())
+			}
+		})
+	}
+}
+
+func TestCAUsageErrors(t *testing.T) {
+	for name, pem := range map[string]string{
+		"empty":     "",
+		"key only":  "-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n",
+		"cert only": "-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+		"ec key":    "-----BEGIN EC PRIVATE KEY-----\nAAAA\n-----END EC PRIVATE KEY-----\n-----BEGIN CERTIFICATE-----\nAAAA\n-----END CERTIFICATE-----\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			mine, theirs := socketPair(t)
+			defer mine.Close()
+			caR, caW, err := os.Pipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			caW.WriteString(pem)
+			caW.Close()
+			p := spawn(t, []string{"--decider-fd", "3", "--listen", "127.0.0.1:0", "--ca-fd", "4"}, []*os.File{theirs, caR}, nil)
+			caR.Close()
+			code, rest := p.exit()
+			if want := "srt proxy: proxy-only: the CA PEM needs a private key and a certificate"; code != 2 || rest != want {
+				t.Fatalf("exit %d, stderr %q", code, rest)
+			}
+		})
+	}
+}

@@ -1,0 +1,81 @@
+package proxy
+
+import (
+	"strings"
+
+	"github.com/srt-sandbox/decider/policy"
+)
+
+// ProxyOnly is the fixed policy of proxy-only mode (`srt-proxy` alone, the
+// egress gate of a workload that runs elsewhere; §2.2). Set it on
+// Server.ProxyOnly, with ProxyOnlyMode as the Mode and no Token; nil is
+// srt's own mode.
+//
+// What changes with it:
+//
+//   - The host gate: a destination on the lists' deniedDomains, or on no
+//     allowedDomains entry, is refused (host_not_allowed) without asking
+//     the decider. The decider is asked about each HTTP request, never
+//     about a connection.
+//   - A CONNECT passes the gate and is then TLS-terminated (Server.TLS,
+//     given a CA by --ca-fd) or refused (opaque_tunnel). A SOCKS5 client
+//     gets reply 0x02: the proxy tunnels nothing it cannot inspect.
+//   - A plain-HTTP request must name its destination in plain ASCII; its
+//     request-target goes to the decider and upstream as spelled; its Host
+//     header must name the target (else 421 misdirected); TRACE and TRACK
+//     are refused (405); the decider may read its body (need_body); an
+//     allow that sets headers is refused (plaintext_header_set) unless
+//     PlaintextHeaderSet.
+//   - Hop-by-hop headers are recognised with '-', '_' and '.' folded, and
+//     Proxy-Authorization is one of them (there is no proxy
+//     authentication); response headers in StripResponseHeaders never
+//     reach the client.
+type ProxyOnly struct {
+	// Lists are the host gate's lists, the decider's hello; nil refuses
+	// every destination.
+	Lists *policy.Lists
+	// PlaintextHeaderSet lets an allow verdict set headers on a plain-HTTP
+	// request (cleartext: anyone on the path reads them).
+	PlaintextHeaderSet bool
+	// StripResponseHeaders are response header names never returned to
+	// the client (case-insensitive, '-', '_' and '.' folded).
+	StripResponseHeaders []string
+}
+
+// allows is the host gate for a canonical host and port; why is the
+// policy's reason for a refusal (for the decision record).
+func (p *ProxyOnly) allows(host string, port int) (ok bool, why string) {
+	d := p.Lists.Decide(host, port)
+	return d.Allow, d.Reason
+}
+
+// stripsResponse reports whether a response header (any spelling) is
+// never returned to the client.
+func (p *ProxyOnly) stripsResponse(name string) bool {
+	f := foldName(name)
+	for _, n := range p.StripResponseHeaders {
+		if foldName(n) == f {
+			return true
+		}
+	}
+	return false
+}
+
+// isEchoMethod reports whether a method asks the server to echo the
+// request (TRACE, and TRACK, which some servers treat the same): echoed, a
+// credential the proxy placed would reach the client.
+func isEchoMethod(m string) bool {
+	return strings.EqualFold(m, "TRACE") || strings.EqualFold(m, "TRACK")
+}
+
+// isBodylessMethod reports whether a method normally has no body, so the
+// decider is shown none.
+func isBodylessMethod(m string) bool {
+	return m == "GET" || m == "HEAD" || m == "OPTIONS"
+}
+
+// ProxyOnlyHeadLimit is the largest request head proxy-only mode reads
+// (Server.MaxHeadBytes): above the decider's 1 MiB frame, so that a
+// request past the protocol's limits is refused by those limits (400
+// bad_request, with their reason) and not by the head reader.
+const ProxyOnlyHeadLimit = 2 << 20

@@ -1,0 +1,92 @@
+package proxy
+
+import (
+	"net/netip"
+	"strings"
+	"time"
+)
+
+// serveProxyOnlyConnect serves a CONNECT in proxy-only mode: the target
+// must be plain ASCII and pass the host gate; then the tunnel is
+// TLS-terminated (Server.TLS) and each request inside goes to the decider,
+// or, without termination, refused: this proxy tunnels nothing it cannot
+// inspect. The decider is not asked about the CONNECT itself.
+func (h *httpConn) serveProxyOnlyConnect(head *requestHead, rec *record) {
+	refuse := func(c Cause, why string) {
+		h.refuse(rec, Refusal{Cause: c, Kind: KindConnect, Reason: why, Host: rec.host}, true)
+	}
+	if !asciiConnectTarget(head.target) {
+		refuse(CauseBadRequest, whyNotASCII)
+		return
+	}
+	host, port, err := parseConnectTarget(head.target)
+	if err != nil {
+		refuse(CauseBadRequest, whyMalformedTarget)
+		return
+	}
+	rec.host, rec.port = host, port
+	if ok, why := h.s.ProxyOnly.allows(host, port); !ok {
+		refuse(CauseHostNotAllowed, why)
+		return
+	}
+	req := &Request{Kind: KindConnect, Method: "CONNECT", Host: host, Port: port, Path: "*"}
+	if h.s.TLS != nil && h.serveTerminated(req, Verdict{Allow: true}, rec) {
+		return
+	}
+	refuse(CauseOpaqueTunnel, whyOpaqueTunnel)
+}
+
+// asciiConnectTarget reports whether a CONNECT target is "host:port" with
+// the host an IPv6 literal in brackets, an IPv4 address or plain-ASCII
+// labels (see asciiAuthority), and the port digits.
+func asciiConnectTarget(target string) bool {
+	var host, rest string
+	if strings.HasPrefix(target, "[") {
+		end := strings.IndexByte(target, ']')
+		if end < 0 {
+			return false
+		}
+		host, rest = target[:end+1], target[end+1:]
+	} else {
+		i := strings.IndexByte(target, ':')
+		if i < 0 {
+			return false
+		}
+		host, rest = target[:i], target[i:]
+		if strings.ContainsAny(host, "[]") {
+			return false
+		}
+	}
+	digits, ok := strings.CutPrefix(rest, ":")
+	if !ok || digits == "" || strings.Trim(digits, "0123456789") != "" {
+		return false
+	}
+	if inner, ok := strings.CutPrefix(host, "["); ok {
+		a, err := netip.ParseAddr(strings.TrimSuffix(inner, "]"))
+		return err == nil && a.Is6() && a.Zone() == ""
+	}
+	if a, err := netip.ParseAddr(host); err == nil && a.Is4() {
+		return true
+	}
+	return asciiName(host)
+}
+
+// refuseSOCKSProxyOnly answers a SOCKS5 CONNECT in proxy-only mode: reply
+// 0x02, since a SOCKS tunnel cannot be inspected.
+func (s *Server) refuseSOCKSProxyOnly(c *conn, host string, port int, rec *record) {
+	rec.host, rec.port = host, port
+	rec.set(decisionDeny, whyOpaqueTunnel)
+	c.raw.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	c.raw.Write(socksReply(s.Mode.Render(Refusal{Cause: CauseOpaqueTunnel, Kind: KindSOCKS, Host: host}).SOCKS))
+	lingerClose(c.raw)
+}
+
+// deniedByPolicy reports whether a refusal of proxy-only mode is a policy
+// decision (recorded as a deny) rather than a failure.
+func deniedByPolicy(c Cause) bool {
+	switch c {
+	case CauseHostNotAllowed, CauseOpaqueTunnel, CauseBodyless, CausePlaintextHeaderSet, CauseMethodRefused, CauseRequestDenied:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,264 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"io"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/srt-sandbox/decider/policy"
+)
+
+func TestProxyOnlyRender(t *testing.T) {
+	m := ProxyOnlyMode{}
+	tests := []struct {
+		r                  Refusal
+		status             int
+		phrase, code, body string
+		extraHeader        string
+		socks              byte
+	}{
+		{Refusal{Cause: CauseHostNotAllowed, Kind: KindHTTP}, 403, "Forbidden", CodeHostNotAllowed, "Connection blocked by network allowlist\n", "", socksNotAllowed},
+		{Refusal{Cause: CauseHostNotAllowed, Kind: KindConnect}, 403, "Forbidden", CodeHostNotAllowed, "Connection blocked by network allowlist", "", socksNotAllowed},
+		{Refusal{Cause: CauseOpaqueTunnel, Kind: KindConnect}, 403, "Forbidden", CodeOpaqueTunnel, "this proxy does not tunnel CONNECTs it cannot inspect", "", socksNotAllowed},
+		{Refusal{Cause: CauseMisdirected, Kind: KindHTTP, Reason: "more than one Host header"}, 421, "Misdirected Request", CodeMisdirected, "more than one Host header\n", "", socksNotAllowed},
+		{Refusal{Cause: CauseBadRequest, Kind: KindHTTP, Reason: "x"}, 400, "Bad Request", CodeBadRequest, "x\n", "", socksNotAllowed},
+		{Refusal{Cause: CauseHeadTooLarge, Kind: KindHTTP, Reason: "request head too large"}, 400, "Bad Request", CodeBadRequest, "request head too large\n", "", socksNotAllowed},
+		{Refusal{Cause: CauseDenied, Kind: KindHTTP, Status: 418, Reason: "no tea"}, 418, "I'm a Teapot", CodeDecider, "no tea\n", "", socksNotAllowed},
+		{Refusal{Cause: CauseRequestDenied, Kind: KindHTTP, Status: 200}, 403, "Forbidden", CodeDecider, "denied by sandbox policy\n", "", socksNotAllowed},
+		{Refusal{Cause: CauseDenied, Kind: KindHTTP, Status: 499}, 499, "unknown", CodeDecider, "denied by sandbox policy\n", "", socksNotAllowed},
+		{Refusal{Cause: CauseUnavailable, Kind: KindHTTP, Reason: "decider timed out"}, 503, "Service Unavailable", CodeDeciderUnavailable, "request decider: decider timed out\n", "", socksGeneralFailure},
+		{Refusal{Cause: CauseBodyless, Kind: KindHTTP}, 403, "Forbidden", CodeBodyless, ErrBodylessBody.Error() + "\n", "", socksNotAllowed},
+		{Refusal{Cause: CauseMethodRefused, Kind: KindHTTP, Reason: "the TRACE method is not forwarded"}, 405, "Method Not Allowed", CodeMethodRefused, "the TRACE method is not forwarded\n", "", socksNotAllowed},
+		{Refusal{Cause: CausePlaintextHeaderSet, Kind: KindHTTP}, 403, "Forbidden", CodePlaintextHeaderSet, whyPlaintextHeaderSet + "\n", "", socksNotAllowed},
+		{Refusal{Cause: CauseAddress, Kind: KindHTTP, Host: "a.test", Reason: "resolved to a loopback address"}, 403, "Forbidden", CodeAddressNotAllowed, "Connection to a.test blocked: resolved to a loopback address\n", "", socksNotAllowed},
+		{Refusal{Cause: CauseAddress, Kind: KindConnect, Host: "a.test", Reason: "resolved to a loopback address"}, 403, "resolved to a loopback address", CodeAddressNotAllowed, "Connection to a.test blocked: resolved to a loopback address", "", socksNotAllowed},
+		{Refusal{Cause: CauseTooManyTunnels, Kind: KindConnect}, 503, "Service Unavailable", CodeTooManyTunnels, "too many TLS-terminated tunnels at once", "Connection: close", socksGeneralFailure},
+	}
+	for _, tt := range tests {
+		a := m.Render(tt.r)
+		want := [][2]string{{"Content-Type", "text/plain"}, {"X-Deny-Reason", tt.code}}
+		if tt.extraHeader != "" {
+			k, v, _ := strings.Cut(tt.extraHeader, ": ")
+			want = append(want, [2]string{k, v})
+		}
+		if a.Status != tt.status || a.Phrase != tt.phrase || a.Body != tt.body || a.SOCKS != tt.socks || len(a.Header) != len(want) {
+			t.Errorf("%+v: got %+v", tt.r, a)
+			continue
+		}
+		for i := range want {
+			if a.Header[i] != want[i] {
+				t.Errorf("%+v: header %d %q, want %q", tt.r, i, a.Header[i], want[i])
+			}
+		}
+	}
+	if a := m.Render(Refusal{Cause: CauseUnreachable, Kind: KindHTTP}); a.Status != 502 || a.Body != "Bad Gateway" || len(a.Header) != 1 {
+		t.Errorf("unreachable: %+v", a)
+	}
+}
+
+func TestAsciiAuthority(t *testing.T) {
+	for target, want := range map[string]bool{
+		"http://a.test/x":          true,
+		"HTTPS://A.Test:8443?q":    true,
+		"http://a.test.":           true,
+		"http://127.0.0.1:80/":     true,
+		"http://[::1]:80/":         true,
+		"http://127.1/":            true, // labels of digits: ASCII, read as an address later
+		"http://a_b.test/":         false,
+		"http://a..test/":          false,
+		"http://u@a.test/":         false,
+		"http://a.test:/":          false,
+		"http://a.test:80x/":       false,
+		"http://[a.test]/":         false,
+		"http://[fe80::1%25e]/":    false,
+		"http:///x":                false,
+		"ftp://a.test/":            false,
+		"/x":                       false,
+		"http://a.test#f":          false,
+		"http://xn--bcher-kva.ch/": true,
+	} {
+		if got := asciiAuthority(target); got != want {
+			t.Errorf("asciiAuthority(%q) = %v", target, got)
+		}
+	}
+}
+
+func TestTargetAsSpelled(t *testing.T) {
+	for target, want := range map[string]string{
+		"http://a.test":               "/",
+		"http://a.test?q":             "/?q",
+		"http://a.test/a/../b%2f?x=1": "/a/../b%2f?x=1",
+		"http://a.test/?":             "/?",
+		"http://a.test//x":            "",
+		`http://a.test/\x`:            "",
+		`http://a.test/a\x`:           `/a\x`,
+		"http://a.test/#f":            "",
+		"http://a.test/a\x7f":         "",
+	} {
+		got, ok := targetAsSpelled(target)
+		if ok != (want != "") || got != want {
+			t.Errorf("targetAsSpelled(%q) = %q, %v", target, got, ok)
+		}
+	}
+}
+
+func TestHostMismatch(t *testing.T) {
+	tests := []struct {
+		hosts     []string
+		host      string
+		port, def int
+		want      string
+	}{
+		{nil, "a.test", 80, 80, ""},
+		{[]string{"a.test"}, "a.test", 80, 80, ""},
+		{[]string{"A.TEST"}, "a.test", 80, 80, ""},
+		{[]string{"a.test:80"}, "a.test", 80, 80, ""},
+		{[]string{"a.test"}, "a.test", 8080, 80, whyHostMismatch},
+		{[]string{"a.test:8080"}, "a.test", 8080, 80, ""},
+		{[]string{"a.test:08080"}, "a.test", 8080, 80, whyHostMismatch},
+		{[]string{"a.test."}, "a.test", 80, 80, whyHostMismatch},
+		{[]string{"a.test:"}, "a.test", 80, 80, whyHostMismatch},
+		{[]string{""}, "a.test", 80, 80, whyHostMismatch},
+		{[]string{"[::1]:80"}, "::1", 80, 80, ""},
+		{[]string{"::1"}, "::1", 80, 80, whyHostMismatch},
+		{[]string{"[a.test]"}, "a.test", 80, 80, whyHostMismatch},
+		{[]string{"a.test", "a.test"}, "a.test", 80, 80, whyTwoHosts},
+	}
+	for _, tt := range tests {
+		if got := hostMismatch(tt.hosts, tt.host, tt.port, tt.def); got != tt.want {
+			t.Errorf("hostMismatch(%q, %s:%d) = %q, want %q", tt.hosts, tt.host, tt.port, got, tt.want)
+		}
+	}
+}
+
+func TestAsciiConnectTarget(t *testing.T) {
+	for target, want := range map[string]bool{
+		"a.test:443": true, "[::1]:443": true, "1.2.3.4:1": true, "a.test": false,
+		"a.test:": false, ":443": false, "a b:443": false, "[a]:443": false, "a.test:44x": false,
+	} {
+		if got := asciiConnectTarget(target); got != want {
+			t.Errorf("asciiConnectTarget(%q) = %v", target, got)
+		}
+	}
+}
+
+// proxyOnlyFuzzAsker reads bodies as a decider asking for them would.
+type proxyOnlyFuzzAsker struct{}
+
+func (proxyOnlyFuzzAsker) Ask(_ context.Context, r *Request) (Verdict, error) {
+	switch {
+	case strings.Contains(r.Path, "body") && r.Body != nil:
+		if r.Body.Hidden() {
+			if b, _, _ := r.Body.Read(1); len(b) > 0 {
+				return Verdict{}, ErrBodylessBody
+			}
+		} else if _, _, err := r.Body.Read(r.Body.Reserve(8)); err != nil {
+			return Verdict{}, errors.New("reading: " + err.Error())
+		}
+	case strings.Contains(r.Host, "fail"):
+		return Verdict{}, errors.New("decider closed the stream")
+	case strings.Contains(r.Path, "deny"):
+		return Verdict{Status: 418, Reason: "no"}, nil
+	case strings.Contains(r.Path, "set"):
+		return Verdict{Allow: true, SetHeaders: map[string][]string{"x-set": {"1"}}}, nil
+	}
+	return Verdict{Allow: true, SetHeaders: map[string][]string{"x-gone": nil}, RemoveHeaders: []string{"x-remove"}}, nil
+}
+
+func (proxyOnlyFuzzAsker) Refused(*Request, string) {}
+
+func proxyOnlyFuzzServer() *Server {
+	s := fuzzServer()
+	s.Token = ""
+	s.Asker = proxyOnlyFuzzAsker{}
+	s.Mode = ProxyOnlyMode{}
+	s.MaxHeadBytes = ProxyOnlyHeadLimit
+	lists, errs := policy.EgressLists([]string{"a.test", "*.a.test", "loop.test", "down.test", "fail.test", "::1", "192.0.2.1"}, []string{"deny.a.test"})
+	if errs != nil {
+		panic(errs)
+	}
+	s.ProxyOnly = &ProxyOnly{Lists: lists, StripResponseHeaders: []string{"x-hop"}}
+	return s
+}
+
+func FuzzProxyOnlyConn(f *testing.F) {
+	for _, s := range []string{
+		"GET http://a.test/x?y HTTP/1.1\r\nHost: a.test\r\n\r\n",
+		"GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\nGET http://deny.a.test/ HTTP/1.1\r\nHost: deny.a.test\r\n\r\n",
+		"POST http://a.test/body HTTP/1.1\r\nHost: a.test\r\nContent-Length: 12\r\nX_Remove: 1\r\n\r\nabcdefghijkl",
+		"POST http://a.test/body HTTP/1.1\r\nHost: a.test\r\nTransfer-Encoding: chunked\r\nExpect: 100-continue\r\n\r\n3\r\nabc\r\n9\r\ndefghijkl\r\n0\r\nT: 1\r\n\r\n",
+		"GET http://a.test/body HTTP/1.1\r\nHost: a.test\r\nContent-Length: 1\r\n\r\nx",
+		"GET http://a.test/set HTTP/1.1\r\nHost: a.test\r\n\r\n",
+		"TRACE http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n",
+		"GET http://a.test/ HTTP/1.1\r\nHost: b.test\r\n\r\n",
+		"HEAD http://loop.test:8080/ HTTP/1.0\r\n\r\n",
+		"GET http://down.test/ HTTP/1.1\r\nHost: down.test\r\n\r\n",
+		"GET http://fail.test/ HTTP/1.1\r\nHost: fail.test\r\n\r\n",
+		"GET http://[::1]:80/a/../b HTTP/1.1\r\nHost: [::1]\r\nConnection: close, x\r\n\r\n",
+		"CONNECT a.test:443 HTTP/1.1\r\n\r\n\x16\x03\x01",
+		"CONNECT b.test:443 HTTP/1.1\r\n\r\n",
+		"GET /origin HTTP/1.1\r\nHost: a\r\n\r\n",
+		"GET http://u@a.test/#x HTTP/1.1\r\nHost: a.test\r\n\r\n",
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		if len(data) > 16<<10 {
+			return
+		}
+		s := proxyOnlyFuzzServer()
+		s.init()
+		client, server := net.Pipe()
+		c := &conn{raw: server}
+		if !s.track(c) {
+			t.Fatal("server closed")
+		}
+		done := make(chan struct{})
+		go func() {
+			defer close(done)
+			s.serveConn(c)
+		}()
+		go io.Copy(io.Discard, client)
+		client.SetWriteDeadline(time.Now().Add(3 * time.Second))
+		client.Write(data)
+		client.Close()
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the connection did not end for input %q", data)
+		}
+		s.Close()
+	})
+}
+
+// FuzzProxyOnlyTarget checks the proxy-only target parsers' invariants.
+func FuzzProxyOnlyTarget(f *testing.F) {
+	for _, s := range []string{"http://a.test/x?y", "https://[::1]:8/", "http://u@h/", "http://h//x", "http://h/\\x", "a.test:443", "[::1]:1"} {
+		f.Add(s, "a.test:80")
+	}
+	f.Fuzz(func(t *testing.T, target, hostHeader string) {
+		if spelled, ok := targetAsSpelled(target); ok {
+			if !strings.HasPrefix(spelled, "/") || strings.HasPrefix(spelled, "//") || strings.ContainsAny(spelled, "# \x7f") {
+				t.Fatalf("targetAsSpelled(%q) = %q", target, spelled)
+			}
+		}
+		if asciiAuthority(target) {
+			if tgt, err := parseAbsoluteTarget(target); err == nil {
+				if c, err := policy.CanonicalHost(tgt.host); err != nil || c != tgt.host {
+					t.Fatalf("%q: host %q not canonical", target, tgt.host)
+				}
+				if hostMismatch([]string{hostAuthority(tgt.scheme, tgt.host, tgt.port)}, tgt.host, tgt.port, defaultPort(tgt.scheme)) != "" {
+					t.Fatalf("%q: the rebuilt Host does not match its own target", target)
+				}
+			}
+		}
+		if asciiConnectTarget(target) {
+			parseConnectTarget(target)
+		}
+		hostMismatch([]string{hostHeader}, "a.test", 80, 80)
+	})
+}

@@ -1,0 +1,102 @@
+package proxy
+
+import "github.com/srt-sandbox/decider/policy"
+
+// ProxyOnlyMode renders refusals as the reference's `srt proxy` does
+// (§2.2): every refusal the proxy or the decider makes carries
+// "X-Deny-Reason: <code>" and a text/plain body, the reason and a newline
+// for plain HTTP, the bare reason for a CONNECT (written raw and closed).
+// An unreachable upstream is a plain 502 without a code, as there.
+type ProxyOnlyMode struct{}
+
+// DenyReasonHeader names the code of a proxy-only refusal.
+const DenyReasonHeader = "X-Deny-Reason"
+
+// The X-Deny-Reason codes.
+const (
+	CodeHostNotAllowed     = "host_not_allowed"
+	CodeOpaqueTunnel       = "opaque_tunnel"
+	CodeMisdirected        = "misdirected"
+	CodeBadRequest         = "bad_request"
+	CodeDecider            = "decider"
+	CodeDeciderUnavailable = "decider_unavailable"
+	CodeBodyless           = "bodyless_method_body"
+	CodeMethodRefused      = "method_refused"
+	CodePlaintextHeaderSet = "plaintext_header_set"
+	CodeAddressNotAllowed  = "address_not_allowed"
+	CodeTooManyTunnels     = "too_many_tunnels"
+)
+
+// Fixed reasons of proxy-only refusals, compared verbatim by clients.
+const (
+	whyPlaintextHeaderSet = "the allow decision sets headers, and headers are not set on plain-HTTP requests unless plaintext header sets are enabled; nothing was forwarded"
+	whyNoHostHeader       = "HTTP/1.1 request without a Host header"
+	whyNotASCII           = "destination host is not plain ASCII"
+	whyMalformedTarget    = "malformed request-target"
+)
+
+// Render implements Mode.
+func (ProxyOnlyMode) Render(r Refusal) Answer {
+	connect := r.Kind == KindConnect
+	answer := func(status int, code, reason string, socks byte) Answer {
+		a := Answer{Status: status, Phrase: phraseOf(status), SOCKS: socks,
+			Header: [][2]string{{"Content-Type", textPlain}, {DenyReasonHeader, code}}}
+		if connect {
+			a.Body = reason
+		} else {
+			a.Body = reason + "\n"
+		}
+		return a
+	}
+	switch r.Cause {
+	case CauseHostNotAllowed:
+		return answer(403, CodeHostNotAllowed, allowlistBody, socksNotAllowed)
+	case CauseOpaqueTunnel:
+		return answer(403, CodeOpaqueTunnel, whyOpaqueTunnel, socksNotAllowed)
+	case CauseMisdirected:
+		return answer(421, CodeMisdirected, r.Reason, socksNotAllowed)
+	case CauseBadRequest, CauseMalformed, CauseHeadTooLarge, CauseUnaskable, CauseAmbiguousTarget:
+		return answer(400, CodeBadRequest, orText(r.Reason, "malformed request"), socksNotAllowed)
+	case CauseDenied, CauseRequestDenied:
+		return answer(denyStatus(r.Status), CodeDecider, orText(r.Reason, whyDeniedDefault), socksNotAllowed)
+	case CauseUnavailable:
+		return answer(503, CodeDeciderUnavailable, deciderReason(r.Reason), socksGeneralFailure)
+	case CauseBodyless:
+		return answer(403, CodeBodyless, ErrBodylessBody.Error(), socksNotAllowed)
+	case CauseMethodRefused:
+		return answer(405, CodeMethodRefused, r.Reason, socksNotAllowed)
+	case CausePlaintextHeaderSet:
+		return answer(403, CodePlaintextHeaderSet, whyPlaintextHeaderSet, socksNotAllowed)
+	case CauseAddress:
+		a := answer(403, CodeAddressNotAllowed, policy.BlockedMessage(r.Host, r.Reason), socksNotAllowed)
+		if connect {
+			a.Phrase = policy.StatusPhrase(r.Reason)
+		}
+		return a
+	case CauseTooManyTunnels:
+		a := answer(503, CodeTooManyTunnels, whyTooManyTunnels, socksGeneralFailure)
+		if connect {
+			a.Header = append(a.Header, [2]string{"Connection", "close"})
+		}
+		return a
+	case CauseUnreachable:
+		if connect {
+			return Answer{Status: 502, Phrase: "Bad Gateway", SOCKS: socksHostUnreachable}
+		}
+		return Answer{Status: 502, Phrase: "Bad Gateway", SOCKS: socksHostUnreachable,
+			Header: [][2]string{{"Content-Type", textPlain}}, Body: "Bad Gateway"}
+	case CauseAuth: // proxy-only mode has no proxy credentials; kept for completeness
+		return Answer{Status: 407, Phrase: "Proxy Authentication Required", SOCKS: socksNotAllowed,
+			Header: [][2]string{{"Proxy-Authenticate", `Basic realm="srt"`}}}
+	default:
+		return Answer{Status: 500, Phrase: "Internal Server Error", SOCKS: socksGeneralFailure,
+			Header: [][2]string{{"Content-Type", textPlain}}, Body: "Internal Server Error"}
+	}
+}
+
+func orText(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

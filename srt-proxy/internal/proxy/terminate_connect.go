@@ -1,0 +1,187 @@
+package proxy
+
+import (
+	"bufio"
+	"crypto/tls"
+	"errors"
+	"io"
+	"net"
+	"time"
+
+	"github.com/srt-sandbox/decider/policy"
+
+	"github.com/srt-sandbox/srt-proxy/internal/dial"
+	"github.com/srt-sandbox/srt-proxy/internal/mitm"
+)
+
+// serveTerminated takes over an allowed CONNECT when TLS termination
+// applies to it, and reports false when it does not (no Terminate, or an
+// excluded host without refuseOpaqueTunnels): the caller then dials and
+// tunnels as before. It writes the CONNECT's record.
+//
+//	CONNECT allowed ─▶ excluded? ── yes ─▶ refuseOpaqueTunnels? 403 : (caller's opaque tunnel)
+//	        │
+//	        └─ slot free? ── no ─▶ 503 too-many-tunnels
+//	             └─ 200 ─▶ first bytes ─▶ ClientHello ─▶ handshake (HandshakeTimeout) ─▶ session
+//	                            └── not TLS ─▶ refuseOpaqueTunnels? destroy : dial + opaque tunnel
+func (h *httpConn) serveTerminated(req *Request, v Verdict, rec *record) bool {
+	t := h.s.TLS
+	if t == nil {
+		return false
+	}
+	t.init()
+	if t.excluded(req.Host) {
+		if !t.RefuseOpaqueTunnels {
+			return false
+		}
+		h.s.Asker.Refused(req, whyOpaqueTunnel)
+		h.refuse(rec, Refusal{Cause: CauseOpaqueTunnel, Kind: KindConnect, Reason: whyOpaqueTunnel, Host: req.Host}, true)
+		return true
+	}
+	if !t.acquire() {
+		if t.firstRefusal(req.User) {
+			h.s.Asker.Refused(req, whyTooManyTunnels)
+		}
+		h.refuse(rec, Refusal{Cause: CauseTooManyTunnels, Kind: KindConnect, Reason: whyTooManyTunnels, Host: req.Host}, true)
+		return true
+	}
+	held := true
+	defer func() {
+		if held {
+			t.release()
+		}
+	}()
+	defer h.s.log(rec)
+	raw, br := h.c.raw, h.br
+	raw.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	h.bw.WriteString(connectEstablished)
+	err := h.bw.Flush()
+	h.br, h.bw = nil, nil // the connection is the session's now
+	if err != nil {
+		rec.set(decisionFail, "writing the CONNECT answer: "+err.Error())
+		return true
+	}
+	rec.set(decisionAllow, v.Reason)
+	deadline := time.Now().Add(orDefault(t.HandshakeTimeout, defaultHandshakeTimeout))
+	raw.SetDeadline(deadline)
+	switch sniff(br) {
+	case mitm.NeedMore:
+		rec.set(decisionFail, "no TLS ClientHello before the handshake deadline")
+		return true
+	case mitm.NotTLS:
+		t.release()
+		held = false
+		if t.RefuseOpaqueTunnels {
+			rec.set(decisionDeny, whyNotTLS)
+			h.s.Asker.Refused(req, whyNotTLS)
+			return true // serveConn closes: the tunnel is destroyed
+		}
+		raw.SetDeadline(time.Time{})
+		h.opaqueAfterAnswer(req, br, rec)
+		return true
+	}
+	helloAt := time.Now()
+	bulk := &bulkConn{Conn: raw}
+	tc := tls.Server(&peekedConn{Conn: bulk, r: br}, t.serverConfig(req.Host))
+	ctx, cancel := h.requestContext()
+	err = tc.HandshakeContext(ctx)
+	cancel()
+	if err != nil {
+		rec.set(decisionFail, "TLS handshake with the client: "+err.Error())
+		return true
+	}
+	raw.SetDeadline(time.Time{})
+	x := newTLSSession(h.s, h.c, tc, bulk, req)
+	x.serve(helloAt)
+	rec.up, rec.down, rec.addr = x.up, x.down, x.addr
+	return true
+}
+
+// sniff reads the tunnel's first bytes until they show whether a TLS
+// ClientHello starts it. It returns NeedMore when the client sent nothing
+// telling before the read deadline (or closed without sending a byte); a
+// client that closes after a prefix of a ClientHello has sent no TLS.
+func sniff(br *bufio.Reader) mitm.Sniffed {
+	for n := 1; n <= mitm.SniffLen; n++ {
+		b, err := br.Peek(n)
+		if s := mitm.Sniff(b); s != mitm.NeedMore {
+			return s
+		}
+		if err != nil {
+			if len(b) > 0 && errors.Is(err, io.EOF) {
+				return mitm.NotTLS
+			}
+			return mitm.NeedMore
+		}
+	}
+	return mitm.NeedMore // not reached: SniffLen bytes always decide
+}
+
+// opaqueAfterAnswer dials the CONNECT target for a tunnel that turned out
+// not to be TLS, after its 200 was sent: a failure can only close the
+// connection (and is told to the decider).
+func (h *httpConn) opaqueAfterAnswer(req *Request, br *bufio.Reader, rec *record) {
+	ctx, cancel := h.requestContext()
+	up, dialed, err := h.s.Dialer.Tunnel(ctx, req.Host, req.Port)
+	cancel()
+	rec.addr = dialed.Addr
+	if err != nil {
+		why := unreachableReason(err)
+		var refused *dial.AddressRefusedError
+		if errors.As(err, &refused) {
+			why = refused.Reason
+		}
+		h.s.Asker.Refused(req, why)
+		rec.set(decisionFail, why)
+		return
+	}
+	h.s.runTunnel(h.c, takeBuffered(br), up, rec)
+}
+
+// serverConfig is the TLS server side of one tunnel to target: the
+// certificate is minted for the client's server name (lower-cased), or
+// for target when there is none, it is not a host name, or
+// RequireHostMatch is set. Only HTTP/1.1 is offered (see docs/tls.md).
+func (t *Terminate) serverConfig(target string) *tls.Config {
+	return &tls.Config{
+		MinVersion:             tls.VersionTLS12,
+		NextProtos:             []string{"http/1.1"},
+		SessionTicketsDisabled: true, // every tunnel is a full handshake; no ticket keys to keep
+		// The client is the sandbox on this host (or, for srt proxy, a
+		// workload on the loopback or a local link): a post-quantum key
+		// exchange protects little there and costs about a third of the
+		// handshake. The upstream leg, which crosses networks, keeps
+		// Go's default, X25519MLKEM768 first.
+		CurvePreferences: []tls.CurveID{tls.X25519, tls.CurveP256, tls.CurveP384},
+		GetCertificate: func(hi *tls.ClientHelloInfo) (*tls.Certificate, error) {
+			return t.CA.Leaf(t.certName(target, hi.ServerName))
+		},
+	}
+}
+
+func (t *Terminate) certName(target, sni string) string {
+	if t.RequireHostMatch || sni == "" {
+		return target
+	}
+	if c, err := policy.CanonicalHost(sni); err == nil {
+		return c
+	}
+	return target
+}
+
+// peekedConn reads what the sniffing buffered before reading the
+// connection itself; once the buffer is drained it lets it go.
+type peekedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (c *peekedConn) Read(p []byte) (int, error) {
+	if c.r != nil {
+		if c.r.Buffered() > 0 {
+			return c.r.Read(p)
+		}
+		c.r = nil
+	}
+	return c.Conn.Read(p)
+}

@@ -1,0 +1,139 @@
+package proxy
+
+import (
+	"strings"
+	"testing"
+)
+
+// FuzzInnerTarget: the request-target parser of terminated tunnels and the
+// normalization that decides ambiguity never panic; a parsed target keeps
+// no fragment; normalizing a path twice changes nothing more, and a
+// normalized path holds no dot segment and no backslash.
+func FuzzInnerTarget(f *testing.F) {
+	for _, s := range []string{"/", "/a/../b?x#y", "*", "https://h:1/p?q", "http://h", "/%2e%2E/%7e", `/a\..\b`, "//x/./y/", "/...", "https://u@h/"} {
+		f.Add("GET", s)
+	}
+	f.Add("OPTIONS", "*")
+	f.Fuzz(func(t *testing.T, method, target string) {
+		rt, err := parseInnerTarget(method, target)
+		if err != nil {
+			return
+		}
+		if strings.Contains(rt.spelled(), "#") || rt.path == "" {
+			t.Fatalf("%q → %+v", target, rt)
+		}
+		if rt.path != "*" && !strings.HasPrefix(rt.path, "/") {
+			t.Fatalf("%q: path %q", target, rt.path)
+		}
+		n := normalizePath(rt.path)
+		if again := normalizePath(n); again != n {
+			t.Fatalf("%q: %q normalizes to %q, then to %q", target, rt.path, n, again)
+		}
+		if rt.path == "*" {
+			return
+		}
+		if strings.Contains(n, `\`) {
+			t.Fatalf("%q: backslash left in %q", rt.path, n)
+		}
+		for _, seg := range strings.Split(n, "/") {
+			if seg == "." || seg == ".." {
+				t.Fatalf("%q: dot segment left in %q", rt.path, n)
+			}
+		}
+	})
+}
+
+func TestNormalizePath(t *testing.T) {
+	for in, want := range map[string]string{
+		"/":                 "/",
+		"/a/b":              "/a/b",
+		"/a/./b":            "/a/b",
+		"/a/../b":           "/b",
+		"/../../a":          "/a",
+		"/a/%2e%2E/b":       "/b",
+		"/%7Euser/%41":      "/~user/A",
+		"/a%2Fb":            "/a%2Fb",
+		"/a%2fb":            "/a%2fb",
+		`/a\b`:              "/a/b",
+		"/a/b/..":           "/a/",
+		"/a/.":              "/a/",
+		"/a/...":            "/a/...",
+		"/a/%252e%252e/":    "/a/%252e%252e/",
+		"//double//slash/.": "//double//slash/",
+		"/%%370":            "/%2570",
+		"/100%":             "/100%25",
+		"/%4":               "/%254",
+	} {
+		if got := normalizePath(in); got != want {
+			t.Errorf("normalizePath(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestParseInnerTarget(t *testing.T) {
+	for _, tc := range []struct {
+		method, target, spelled, path, query string
+		bad                                  bool
+	}{
+		{"GET", "/p?q=1#f", "/p?q=1", "/p", "q=1", false},
+		{"GET", "/p?", "/p?", "/p", "", false},
+		{"GET", "https://H:8443/p?q", "https://H:8443/p?q", "/p", "q", false},
+		{"GET", "https://h?q", "https://h/?q", "/", "q", false},
+		{"OPTIONS", "*", "*", "*", "", false},
+		{"GET", "*", "", "", "", true},
+		{"GET", "h:443", "", "", "", true},
+		{"GET", "ftp://h/", "", "", "", true},
+		{"GET", "https://user@h/", "", "", "", true},
+		{"GET", "https:///p", "", "", "", true},
+	} {
+		rt, err := parseInnerTarget(tc.method, tc.target)
+		if tc.bad {
+			if err == nil {
+				t.Errorf("%s %q: accepted", tc.method, tc.target)
+			}
+			continue
+		}
+		if err != nil || rt.spelled() != tc.spelled || rt.path != tc.path || rt.query != tc.query {
+			t.Errorf("%s %q: %+v %v", tc.method, tc.target, rt, err)
+		}
+	}
+}
+
+func TestExcludeHosts(t *testing.T) {
+	ex, err := ExcludeHosts([]string{"pinned.example", "*.bank.example", "10.1.2.3"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for host, want := range map[string]bool{
+		"pinned.example": true, "a.pinned.example": false, "api.bank.example": true,
+		"bank.example": false, "10.1.2.3": true, "other.example": false,
+	} {
+		if ex(host) != want {
+			t.Errorf("%s: %v", host, !want)
+		}
+	}
+	if _, err := ExcludeHosts([]string{"bad pattern"}); err == nil {
+		t.Error("a bad pattern was accepted")
+	}
+}
+
+// TestRenderTLSCauses: both modes render every cause TLS termination adds.
+func TestRenderTLSCauses(t *testing.T) {
+	for c := CauseRequestDenied; c <= CauseOpaqueTunnel; c++ {
+		if causeNames[c] == "" {
+			t.Errorf("cause %d has no name", c)
+		}
+		for _, m := range []Mode{SRTMode{}, ProxyOnlyMode{}} {
+			for _, k := range []Kind{KindHTTP, KindConnect, KindSOCKS} {
+				a := m.Render(Refusal{Cause: c, Kind: k, Status: 418, Reason: "r", Host: "h"})
+				if a.Status < 400 || a.Status == 500 || a.Phrase == "" || k == KindSOCKS && a.SOCKS == 0 {
+					t.Errorf("%T %d/%v: %+v", m, c, k, a)
+				}
+			}
+		}
+	}
+	a := SRTMode{}.Render(Refusal{Cause: CauseRequestDenied, Kind: KindHTTP, Status: 200})
+	if a.Status != 403 || a.Body != "denied by sandbox policy\n" {
+		t.Errorf("a deny without an error status or a reason: %+v", a)
+	}
+}

@@ -1,0 +1,119 @@
+package proxy
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/srt-sandbox/decider/policy"
+)
+
+// Causes of the refusals TLS termination adds. They are numbered apart
+// from the others so that either list can grow. Every Mode renders them;
+// SRTMode as below, proxy-only mode with its X-Deny-Reason codes
+// (decider, method_refused, misdirected, bad_request, too_many_tunnels,
+// opaque_tunnel).
+const (
+	// CauseRequestDenied: the decider denied one request read inside a
+	// terminated tunnel (Status is the verdict's, 400–599, else 403).
+	CauseRequestDenied Cause = 64 + iota
+	// CauseMethodRefused: TRACE or TRACK, never forwarded (405).
+	CauseMethodRefused
+	// CauseMisdirected: requireHostMatch found a Host header, TLS server
+	// name or request-target authority that does not name the CONNECT
+	// target (421).
+	CauseMisdirected
+	// CauseAmbiguousTarget: the request-target names a different resource
+	// spelled and normalized, and ambiguousRequestTarget is "refuse" (400).
+	CauseAmbiguousTarget
+	// CauseTooManyTunnels: every TLS-terminated tunnel slot is taken (503,
+	// a CONNECT answer).
+	CauseTooManyTunnels
+	// CauseOpaqueTunnel: refuseOpaqueTunnels and a CONNECT that would not
+	// be terminated (403, a CONNECT answer).
+	CauseOpaqueTunnel
+)
+
+// Refusal phrases of terminated tunnels, compared verbatim by clients.
+const (
+	whyTooManyTunnels = "too many TLS-terminated tunnels at once"
+	whyOpaqueTunnel   = "this proxy does not tunnel CONNECTs it cannot inspect"
+	whyNotTLS         = "refuseOpaqueTunnels: the tunnel's first bytes are not a TLS ClientHello"
+	whyDeniedDefault  = "denied by sandbox policy"
+	whyAmbiguous      = "ambiguous request-target: as spelled and normalized it names different resources"
+	whyHostMismatch   = "Host header does not match the request target"
+	whySNIMismatch    = "TLS server name does not match the request target"
+	whyAuthMismatch   = "request-target authority does not match the request target"
+)
+
+// X-Proxy-Error values of srt's mode for the refusals above.
+const (
+	tagTooManyTunnels = "too-many-tunnels"
+	tagAmbiguous      = "ambiguous-request-target"
+	tagMisdirected    = "misdirected-request"
+)
+
+func init() {
+	causeNames[CauseRequestDenied] = "request denied"
+	causeNames[CauseMethodRefused] = "method refused"
+	causeNames[CauseMisdirected] = "misdirected request"
+	causeNames[CauseAmbiguousTarget] = "ambiguous request-target"
+	causeNames[CauseTooManyTunnels] = "too many tunnels"
+	causeNames[CauseOpaqueTunnel] = "opaque tunnel refused"
+}
+
+// methodRefused is the reason of a TRACE or TRACK refusal.
+func methodRefused(method string) string {
+	return "the " + method + " method is not forwarded"
+}
+
+// denyStatus is a deny verdict's status when it is an error status, else
+// 403.
+func denyStatus(s int) int {
+	if s >= 400 && s <= 599 {
+		return s
+	}
+	return 403
+}
+
+// renderTLS renders the refusals of TLS termination as the reference's srt
+// does (§5.1, §5.3); ok is false for every other cause. A denied request
+// inside a terminated tunnel gets the verdict's status,
+// X-Proxy-Error: blocked-by-sandbox-runtime and the reason (or "denied by
+// sandbox policy") as its body.
+func renderTLS(r Refusal) (a Answer, ok bool) {
+	connect := r.Kind == KindConnect
+	line := func(s string) string {
+		if connect {
+			return s
+		}
+		return s + "\n"
+	}
+	text := func(status int, tag, body string) Answer {
+		h := [][2]string{{"Content-Type", textPlain}}
+		if tag != "" {
+			h = append(h, [2]string{"X-Proxy-Error", tag})
+		}
+		return Answer{Status: status, Phrase: http.StatusText(status), Header: h, Body: line(body), SOCKS: socksNotAllowed}
+	}
+	switch r.Cause {
+	case CauseRequestDenied:
+		reason := policy.SanitizeLine(r.Reason)
+		if strings.TrimSpace(reason) == "" {
+			reason = whyDeniedDefault
+		}
+		return text(denyStatus(r.Status), tagSandboxRuntime, reason), true
+	case CauseMethodRefused:
+		return text(405, tagSandboxRuntime, r.Reason), true
+	case CauseMisdirected:
+		return text(421, tagMisdirected, r.Reason), true
+	case CauseAmbiguousTarget:
+		return text(400, tagAmbiguous, r.Reason), true
+	case CauseTooManyTunnels:
+		a := text(503, tagTooManyTunnels, whyTooManyTunnels)
+		a.SOCKS = socksGeneralFailure
+		return a, true
+	case CauseOpaqueTunnel:
+		return text(403, tagSandboxRuntime, whyOpaqueTunnel), true
+	}
+	return Answer{}, false
+}

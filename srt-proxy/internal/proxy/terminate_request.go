@@ -1,0 +1,158 @@
+package proxy
+
+import (
+	"errors"
+	"time"
+
+	"github.com/srt-sandbox/decider/policy"
+)
+
+// serveOne reads one request inside the tunnel, checks it, asks the
+// decider and forwards it. It reports whether the tunnel may carry another
+// request. Refusals are answered inside the tunnel (Kind KindHTTP) and
+// keep it open unless a request body is left unread.
+//
+//	head ─▶ framing ─▶ target form ─▶ Host count ─▶ requireHostMatch 421 ─▶ TRACE/TRACK 405
+//	     ─▶ ambiguousRequestTarget ─▶ protocol limits 400 ─▶ Ask ─▶ deny: verdict's status
+//	     ─▶ allow: header edits ─▶ upstream (kept alive) ─▶ response (stripped, Keep-Alive)
+func (x *tlsSession) serveOne() bool {
+	h := x.h
+	h.wmu.Lock()
+	h.responseSent = false
+	h.wmu.Unlock()
+	rec := newRecord("https")
+	rec.host, rec.port, rec.user = x.connect.Host, x.connect.Port, x.connect.User
+	head, err := readHead(h.br, h.s.maxHead())
+	if err != nil {
+		var m *malformedError
+		switch {
+		case errors.Is(err, errNoRequest):
+			return false
+		case errors.Is(err, errHeadTooLarge):
+			h.refuse(rec, Refusal{Cause: CauseHeadTooLarge, Kind: KindHTTP, Reason: err.Error()}, true)
+		case errors.As(err, &m):
+			h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: KindHTTP, Reason: m.Error()}, true)
+		default:
+			rec.set(decisionFail, "reading the request head: "+err.Error())
+			h.s.log(rec)
+		}
+		return false
+	}
+	x.tc.SetReadDeadline(time.Time{})
+	kind, length, err := framing(head)
+	if err != nil {
+		return h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: KindHTTP, Reason: err.Error()}, true)
+	}
+	wantsClose := head.minor == 0 || connectionTokens(head.values("connection"))["close"]
+	refuseClose := wantsClose || kind != bodyNone
+	refuse := func(c Cause, why string) bool {
+		return h.refuse(rec, Refusal{Cause: c, Kind: KindHTTP, Reason: why, Host: x.connect.Host}, refuseClose)
+	}
+
+	rt, err := parseInnerTarget(head.method, head.target)
+	if err != nil {
+		return refuse(CauseMalformed, err.Error())
+	}
+	hosts := head.values("host")
+	if len(hosts) > 1 {
+		if x.t.RequireHostMatch {
+			return refuse(CauseMisdirected, whyTwoHosts)
+		}
+		return refuse(CauseUnaskable, whyTwoHosts)
+	}
+	hostHeader := ""
+	if len(hosts) == 1 {
+		hostHeader = hosts[0]
+	}
+	if why := x.misdirected(hostHeader, len(hosts) == 1, rt); why != "" {
+		return refuse(CauseMisdirected, why)
+	}
+	// RFC 9110 §9.3.8: TRACE echoes the request, credentials the proxy
+	// added included; TRACK is its old twin.
+	if isEchoMethod(head.method) {
+		return refuse(CauseMethodRefused, methodRefused(head.method))
+	}
+	path, forward := rt.path, rt.spelled()
+	if norm := normalizePath(rt.path); norm != rt.path {
+		switch x.t.AmbiguousTarget {
+		case TargetAsSpelled:
+		case TargetNormalize:
+			path, forward = norm, rt.with(norm)
+		default:
+			return refuse(CauseAmbiguousTarget, whyAmbiguous)
+		}
+	}
+	req := &Request{Kind: KindHTTP, User: x.connect.User, Method: head.method, Host: x.connect.Host, Port: x.connect.Port,
+		HostHeader: hostHeader, SNI: x.sni, Path: path, Query: rt.query}
+	req.Headers, req.HeaderNames = orderedAskHeaders(head)
+	if why := unaskable(req); why != "" {
+		return refuse(CauseUnaskable, why)
+	}
+	// The body is read only if the decider asks to see it (need_body),
+	// and then kept and forwarded first.
+	var rb *reqBody
+	if kind != bodyNone {
+		var onFirst func()
+		if head.minor == 1 && expectsContinue(head) {
+			onFirst = h.sendContinue
+		}
+		rb = newReqBody(kind, length, h.br, onFirst)
+	}
+	body := newPeekBody(head.method, rb, length, x.tc)
+	req.Body = body
+
+	ctx, cancel := h.requestContext()
+	defer cancel()
+	v, err := h.s.Asker.Ask(ctx, req)
+	if err != nil {
+		var u *UnaskableError
+		switch ferr := body.failed(); {
+		case ferr != nil:
+			rec.set(decisionFail, "reading the request body: "+ferr.Error())
+			h.s.log(rec)
+			return false
+		case errors.As(err, &u):
+			return refuse(CauseUnaskable, u.Reason)
+		case errors.Is(err, ErrBodylessBody):
+			return h.refuse(rec, Refusal{Cause: CauseBodyless, Kind: KindHTTP, Reason: ErrBodylessBody.Error(), Host: req.Host}, true)
+		}
+		return refuse(CauseUnavailable, deciderReason(err.Error()))
+	}
+	if !v.Allow {
+		return h.refuse(rec, Refusal{Cause: CauseRequestDenied, Kind: KindHTTP, Status: v.Status, Reason: v.Reason, Host: req.Host}, refuseClose)
+	}
+	if hostHeader == "" {
+		hostHeader = hostAuthority("https", req.Host, req.Port)
+	}
+	ex := &exchange{head: head, req: req, verdict: v, target: forward, hostHeader: hostHeader,
+		kind: kind, length: length, wantsClose: wantsClose, rec: rec, rb: rb, body: body}
+	keep := x.forward(ctx, ex)
+	h.s.log(rec)
+	return keep
+}
+
+// misdirected returns why a request does not name the CONNECT target
+// under RequireHostMatch, or "". A request without a Host header does not
+// name it either.
+func (x *tlsSession) misdirected(hostHeader string, hasHost bool, rt innerTarget) string {
+	if !x.t.RequireHostMatch {
+		return ""
+	}
+	host, port := x.connect.Host, x.connect.Port
+	if !hasHost || !namesTarget(hostHeader, 443, host, port) {
+		return whyHostMismatch
+	}
+	if c, err := policy.CanonicalHost(x.sni); x.sni != "" && (err != nil || c != host) {
+		return whySNIMismatch
+	}
+	if rt.authority != "" {
+		def := 443
+		if rt.scheme == "http" {
+			def = 80
+		}
+		if !namesTarget(rt.authority, def, host, port) {
+			return whyAuthMismatch
+		}
+	}
+	return ""
+}

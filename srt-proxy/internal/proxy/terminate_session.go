@@ -1,0 +1,67 @@
+package proxy
+
+import (
+	"bufio"
+	"crypto/tls"
+	"time"
+)
+
+// tlsSession is one terminated tunnel: HTTP/1.1 requests read from the
+// client's decrypted stream, each asked about and forwarded over one
+// upstream TLS connection kept alive between requests.
+type tlsSession struct {
+	s       *Server
+	t       *Terminate
+	outer   *conn     // the accepted connection: its idle flag, and the upstream closed with it
+	tc      *tls.Conn // the client's side, decrypted
+	bulk    *bulkConn // under tc
+	h       *httpConn // HTTP/1.1 over tc: heads, refusals, 100 Continue
+	connect *Request  // the CONNECT that opened the tunnel
+	sni     string    // the client's TLS server name, lower-cased; "" when none
+
+	upc *upConn // the upstream connection; nil until the first allowed request
+
+	up, down int64  // body bytes over the tunnel's life, for the CONNECT's record
+	addr     string // the upstream address last dialled
+}
+
+func newTLSSession(s *Server, outer *conn, tc *tls.Conn, bulk *bulkConn, connect *Request) *tlsSession {
+	x := &tlsSession{s: s, t: s.TLS, outer: outer, tc: tc, bulk: bulk, connect: connect,
+		sni: lowerASCII(tc.ConnectionState().ServerName)}
+	x.h = &httpConn{s: s, c: &conn{raw: tc}, br: bufio.NewReaderSize(tc, 4096), bw: bufio.NewWriterSize(tc, 4096)}
+	return x
+}
+
+// serve reads requests until the client closes, stays idle too long
+// (FirstRequestTimeout after the ClientHello, IdleTimeout after a
+// response) or a request ends the connection.
+func (x *tlsSession) serve(helloAt time.Time) {
+	defer x.dropUpstream()
+	next := helloAt.Add(orDefault(x.t.FirstRequestTimeout, defaultFirstRequest))
+	for {
+		x.outer.idle.Store(true)
+		if x.s.isClosing() {
+			x.outer.idle.Store(false)
+			break
+		}
+		x.tc.SetReadDeadline(next)
+		_, err := x.h.br.Peek(1)
+		x.outer.idle.Store(false)
+		if err != nil {
+			break
+		}
+		x.tc.SetReadDeadline(time.Now().Add(headTimeout))
+		if !x.serveOne() {
+			// The last answer must not be lost to a reset caused by what
+			// the client still sends.
+			x.tc.SetWriteDeadline(time.Now().Add(time.Second))
+			lingerClose(x.tc)
+			return
+		}
+		next = time.Now().Add(orDefault(x.t.IdleTimeout, defaultTLSIdle))
+	}
+	x.tc.SetWriteDeadline(time.Now().Add(time.Second))
+	x.tc.Close()
+}
+
+func (x *tlsSession) stall() time.Duration { return orDefault(x.t.StallTimeout, defaultStall) }
