@@ -32,6 +32,8 @@ func (e usageError) Error() string { return e.msg }
 
 func newApp(stdout, stderr io.Writer, status *int) *cli.App {
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version and exit"}
+	// The bare version, as the reference prints its own.
+	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintln(c.App.Writer, c.App.Version) }
 	cli.HelpFlag = &cli.BoolFlag{Name: "help", Aliases: []string{"h"}, Usage: "show this help and exit"}
 	return &cli.App{
 		Name:      "srt",
@@ -61,6 +63,9 @@ func newApp(stdout, stderr io.Writer, status *int) *cli.App {
 }
 
 func run(args []string, stdout, stderr io.Writer) int {
+	if len(args) > 1 && args[1] == "proxy" {
+		return runProxy(args[2:], stdout, stderr)
+	}
 	status := 0
 	app := newApp(stdout, stderr, &status)
 	if err := app.Run(args); err != nil {

@@ -1,8 +1,9 @@
 package e2e
 
 import (
-	"strings"
 	"testing"
+
+	"github.com/srt-sandbox/srt/internal/version"
 )
 
 func TestExitStatusPassesThrough(t *testing.T) {
@@ -48,8 +49,8 @@ func TestUsage(t *testing.T) {
 		expect(t, w.srt("--bogus", "true"), 1, "srt: flag provided but not defined: -bogus")
 		r := w.srt("--version")
 		expect(t, r, 0)
-		if strings.TrimSpace(r.stdout) == "" || r.stderr != "" {
-			t.Fatalf("--version should print to stdout only: %s", r)
+		if r.stdout != version.Version+"\n" || r.stderr != "" {
+			t.Fatalf("--version should print the bare version to stdout only: %s", r)
 		}
 		expect(t, w.srt("--help"), 0, "--settings", "--debug", "-c COMMAND")
 	})
