@@ -16,6 +16,8 @@
 //	  │ ◀── violation {line, user} ────────────│
 //	  │ ── sync {q} ─────────────────────────▶ │
 //	  │ ◀── sync {q} ──────────────────────────│  (every earlier message has arrived)
+//	  │ ── sync {q} via srt-proxy (handoff, then the decider protocol's sync) ─▶ │
+//	  │ ◀── sync {q} ──────────────────────────│  (and every earlier message of the proxy)
 package control
 
 import (

@@ -162,9 +162,64 @@ func (e *Engine) undecided(ctx context.Context, d policy.Decision, port int, use
 	return d
 }
 
-// Refused records a refusal the proxy made after an allow.
-func (e *Engine) Refused(host string, port int, reason, user string) {
-	e.record(host, port, reason, user)
+// Refusal is a refusal srt-proxy made after the engine allowed a request
+// (the srt.v1 "refused" message), with the request as it was asked about.
+type Refusal struct {
+	Kind   string // "connect", "socks" or "http"
+	Method string
+	Host   string
+	Port   int
+	Path   string
+	Query  bool // the request had a query
+	TLS    bool // an http request read inside a terminated TLS tunnel
+	Reason string
+	User   string
+}
+
+// Reason prefixes of srt-proxy's refusals after an allow
+// (docs/decider-protocol.md).
+const (
+	refusedAddress     = "resolved to "         // the resolved-address check
+	refusedUnreachable = "upstream unreachable" // not a violation, as in the reference
+)
+
+// Refused records a refusal srt-proxy made after an allow: the
+// resolved-address check as the network-outbound line of the engine's own
+// refusals; a refusal by the proxy's request rules (refuseOpaqueTunnels,
+// too many terminated tunnels, headers set on plain HTTP) as the
+// reference's "deny http-request <METHOD> <target> (reason)" or "deny
+// socks-tunnel host:port (reason)". An unreachable upstream is not
+// recorded, as in the reference.
+func (e *Engine) Refused(r Refusal) {
+	switch {
+	case strings.HasPrefix(r.Reason, refusedAddress):
+		e.record(r.Host, r.Port, r.Reason, r.User)
+	case strings.HasPrefix(r.Reason, refusedUnreachable) || e.Violation == nil:
+	case r.Kind == "socks":
+		e.Violation("deny socks-tunnel "+hostPort(r.Host, r.Port)+" ("+policy.SanitizeLine(r.Reason)+")", r.User)
+	case r.Kind == "connect":
+		e.Violation("deny http-request CONNECT "+hostPort(r.Host, r.Port)+" ("+policy.SanitizeLine(r.Reason)+")", r.User)
+	default:
+		e.Violation("deny http-request "+r.Method+" "+requestURL(r)+" ("+policy.SanitizeLine(r.Reason)+")", r.User)
+	}
+}
+
+// requestURL is an http request's URL in a violation line, its query
+// reduced to "?…" (§9.5).
+func requestURL(r Refusal) string {
+	scheme, def := "http", 80
+	if r.TLS {
+		scheme, def = "https", 443
+	}
+	host := hostPort(r.Host, r.Port)
+	if r.Port == def {
+		host = strings.TrimSuffix(host, ":"+strconv.Itoa(r.Port))
+	}
+	u := scheme + "://" + host + r.Path
+	if r.Query {
+		u += "?…"
+	}
+	return policy.SanitizeLine(u)
 }
 
 func (e *Engine) record(host string, port int, reason, user string) {

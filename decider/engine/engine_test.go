@@ -629,17 +629,52 @@ func TestRefused(t *testing.T) {
 			"deny network-outbound myapp.test:8765 (resolved to a loopback address)"},
 		{"several classes", "x.test", 80, "resolved to a loopback address / a link-local address",
 			"deny network-outbound x.test:80 (resolved to a loopback address / a link-local address)"},
-		{"reason sanitised", "x.test", 443, "bad\r\n<b>reason</b>\u202e",
-			"deny network-outbound x.test:443 (bad breason/b)"},
+		{"reason sanitised", "x.test", 443, "resolved to bad\r\n<b>reason</b>\u202e",
+			"deny network-outbound x.test:443 (resolved to bad breason/b)"},
 		{"ipv6 host", "fd00::2", 443, "resolved to a listed address",
 			"deny network-outbound [fd00::2]:443 (resolved to a listed address)"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			e, rec := newEngine(t, nil, false)
-			e.Refused(tc.host, tc.port, tc.reason, "srt.dXNlcg==")
+			e.Refused(Refusal{Kind: "http", Method: "GET", Host: tc.host, Port: tc.port, Path: "/", Reason: tc.reason, User: "srt.dXNlcg=="})
 			if v := rec.take(); !reflect.DeepEqual(v, []violation{{tc.line, "srt.dXNlcg=="}}) {
 				t.Errorf("violations %q; want %q", v, tc.line)
+			}
+		})
+	}
+}
+
+// TestRefusedByProxyRules: the refusals srt-proxy's request rules make
+// after an allow read as the reference's lines; an unreachable upstream
+// is no violation.
+func TestRefusedByProxyRules(t *testing.T) {
+	cases := []struct {
+		name string
+		r    Refusal
+		line string // "" for none
+	}{
+		{"opaque CONNECT", Refusal{Kind: "connect", Method: "CONNECT", Host: "pin.test", Port: 443, Path: "*", Reason: "this proxy does not tunnel CONNECTs it cannot inspect"},
+			"deny http-request CONNECT pin.test:443 (this proxy does not tunnel CONNECTs it cannot inspect)"},
+		{"SOCKS", Refusal{Kind: "socks", Method: "CONNECT", Host: "::1", Port: 22, Path: "*", Reason: "refuseOpaqueTunnels"},
+			"deny socks-tunnel [::1]:22 (refuseOpaqueTunnels)"},
+		{"plain HTTP", Refusal{Kind: "http", Method: "POST", Host: "a.test", Port: 80, Path: "/p", Query: true, Reason: "headers"},
+			"deny http-request POST http://a.test/p?… (headers)"},
+		{"terminated", Refusal{Kind: "http", Method: "GET", Host: "a.test", Port: 8443, Path: "/", TLS: true, Reason: "x"},
+			"deny http-request GET https://a.test:8443/ (x)"},
+		{"unreachable", Refusal{Kind: "connect", Host: "a.test", Port: 443, Reason: "upstream unreachable: a.test:443: refused"}, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e, rec := newEngine(t, nil, false)
+			tc.r.User = "srt"
+			e.Refused(tc.r)
+			var want []violation
+			if tc.line != "" {
+				want = []violation{{tc.line, "srt"}}
+			}
+			if v := rec.take(); !reflect.DeepEqual(v, want) {
+				t.Errorf("violations %q; want %q", v, want)
 			}
 		})
 	}
@@ -676,7 +711,7 @@ func TestNoViolationCallback(t *testing.T) {
 	if d := e.Decide(context.Background(), "a.example", 443, "srt"); d.Allow || d.Reason != policy.ReasonUnavailable {
 		t.Errorf("Decide = %+v", d)
 	}
-	e.Refused("a.example", 443, "resolved to a loopback address", "srt")
+	e.Refused(Refusal{Kind: "connect", Host: "a.example", Port: 443, Reason: "resolved to a loopback address", User: "srt"})
 }
 
 func TestSetNetworkRefuses(t *testing.T) {

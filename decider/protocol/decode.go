@@ -40,7 +40,7 @@ func DecodeDeciderMessage(b []byte, ext bool) (Message, error) {
 }
 
 // DecodeProxyMessage decodes and validates one message a decider received:
-// a *ProxyHello, a *Req, a *Body or, under srt.v1, a *Refused. ext says
+// a *ProxyHello, a *Req, a *Body or, under srt.v1, a *Refused or a *Sync. ext says
 // whether srt.v1 may appear: for a hello, whether the proxy may offer it
 // (line framing); for anything else, whether the hellos agreed on it (then
 // a req carries kind and user, otherwise it may not). A req is at most
@@ -75,6 +75,9 @@ func DecodeProxyMessage(b []byte, ext bool) (Message, error) {
 	case t == TypeRefused && ext:
 		reason = ReasonBadRefused
 		m, err = decodeRefused(o)
+	case t == TypeSync && ext:
+		reason = ReasonBadSync
+		m, err = decodeSync(o)
 	default:
 		return nil, violation(ReasonUnexpected, fmt.Sprintf("t %q from a proxy", t))
 	}

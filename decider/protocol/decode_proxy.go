@@ -111,6 +111,21 @@ func base64Field(v jsonValue) ([]byte, error) {
 	return d, nil
 }
 
+func decodeSync(o jsonValue) (*Sync, error) {
+	s := &Sync{}
+	err := eachField(o, func(k string, v jsonValue) (err error) {
+		if k != "id" {
+			return unknownKey(k)
+		}
+		s.ID, err = idField(v)
+		return err
+	})
+	if err == nil {
+		err = checkID(s.ID)
+	}
+	return s, err
+}
+
 func decodeRefused(o jsonValue) (*Refused, error) {
 	r := &Refused{}
 	err := eachField(o, func(k string, v jsonValue) (err error) {

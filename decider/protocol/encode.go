@@ -43,6 +43,10 @@ func Encode(m Message) ([]byte, error) {
 		if err = checkRefused(m); err == nil {
 			b = appendRefused(nil, m)
 		}
+	case *Sync:
+		if err = checkID(m.ID); err == nil {
+			b = append(appendID(appendHead(nil, TypeSync), m.ID), '}')
+		}
 	case *Allow:
 		if err = checkAllow(m); err == nil {
 			b = appendAllow(nil, m)
@@ -82,6 +86,8 @@ func reasonOf(m Message) string {
 		return ReasonBadBody
 	case *Refused:
 		return ReasonBadRefused
+	case *Sync:
+		return ReasonBadSync
 	case *Update:
 		return ReasonBadUpdate
 	}

@@ -26,6 +26,7 @@ const (
 	ReasonBadReq     = "bad req frame"
 	ReasonBadBody    = "bad body frame"
 	ReasonBadRefused = "bad refused frame"
+	ReasonBadSync    = "bad sync frame"
 )
 
 // ProtocolError is a violation of the decider protocol: the link that

@@ -36,13 +36,14 @@ const (
 	TypeBody    = "body"
 	TypeUpdate  = "update"  // srt.v1
 	TypeRefused = "refused" // srt.v1
+	TypeSync    = "sync"    // srt.v1
 
 	ActionAllow    = "allow"
 	ActionDeny     = "deny"
 	ActionNeedBody = "need_body"
 )
 
-// Message is one protocol message: *ProxyHello, *Req, *Body or *Refused
+// Message is one protocol message: *ProxyHello, *Req, *Body, *Refused or *Sync
 // from the proxy; *DeciderHello, *Allow, *Deny, *NeedBody or *Update from
 // the decider.
 //
@@ -138,6 +139,14 @@ type Body struct {
 	Cut  bool // the body went on past Data
 }
 
+// Sync (srt.v1) asks the decider to tell srt, over srt's control channel,
+// once it has handled every message the proxy sent before it (so the
+// violations of refusals the proxy told it about have all gone to srt).
+// The decider answers nothing on the proxy stream. ID is srt's.
+type Sync struct {
+	ID uint64
+}
+
 // Refused (srt.v1) tells the decider the proxy turned request ID down after
 // an allow.
 type Refused struct {
@@ -200,6 +209,7 @@ func (*DeciderHello) Type() string { return TypeHello }
 func (*Req) Type() string          { return TypeReq }
 func (*Body) Type() string         { return TypeBody }
 func (*Refused) Type() string      { return TypeRefused }
+func (*Sync) Type() string         { return TypeSync }
 func (*Allow) Type() string        { return TypeVerdict }
 func (*Deny) Type() string         { return TypeVerdict }
 func (*NeedBody) Type() string     { return TypeVerdict }
@@ -210,6 +220,7 @@ func (*DeciderHello) message() {}
 func (*Req) message()          {}
 func (*Body) message()         {}
 func (*Refused) message()      {}
+func (*Sync) message()         {}
 func (*Allow) message()        {}
 func (*Deny) message()         {}
 func (*NeedBody) message()     {}
@@ -226,3 +237,4 @@ func (*NeedBody) Action() string      { return ActionNeedBody }
 func (r *Req) RequestID() uint64     { return r.ID }
 func (b *Body) RequestID() uint64    { return b.ID }
 func (r *Refused) RequestID() uint64 { return r.ID }
+func (s *Sync) RequestID() uint64    { return s.ID } // srt's sync id, not a request's

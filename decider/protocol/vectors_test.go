@@ -123,7 +123,7 @@ var knownReasons = map[string]bool{
 	ReasonNotUTF8: true, ReasonNotJSON: true, ReasonNotObject: true, ReasonNull: true,
 	ReasonLoneSurrogate: true, ReasonDuplicateKey: true, ReasonTooDeep: true,
 	ReasonUnexpected: true, ReasonBadHello: true, ReasonBadVerdict: true, ReasonBadUpdate: true,
-	ReasonBadReq: true, ReasonBadBody: true, ReasonBadRefused: true,
+	ReasonBadReq: true, ReasonBadBody: true, ReasonBadRefused: true, ReasonBadSync: true,
 }
 
 func TestVectors(t *testing.T) {

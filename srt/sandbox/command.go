@@ -130,9 +130,10 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	}
 
 	c = &Cmd{}
+	made := c // c is nil once an error is returned
 	defer func() {
 		if err != nil {
-			c.Release()
+			made.Release()
 		}
 	}()
 	key := o.id
@@ -148,11 +149,25 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		text = command
 	}
 	m.net.remember(keyLabel(key), text)
-	p, err := plan.Build(plan.Input{
+	// Under tlsTerminate the proxy starts now, not at the first
+	// connection: the plan binds the trust bundle it writes, and a CA that
+	// cannot be used is a settings error before anything runs.
+	if cfg.Network.TLSTerminate != nil {
+		if _, err := m.egress(); err != nil {
+			return nil, err
+		}
+	}
+	in := plan.Input{
 		Config: cfg, FS: fsview.OS{}, Cwd: filepath.Clean(o.dir), Home: filepath.Clean(home), UID: os.Getuid(), TmpDir: plan.PrivateTmp,
 		Env: o.env, Command: []string{m.shell, "-c", command},
 		Proxy: m.proxyPlan(key), Listen: listenAddrs, Helpers: []string{m.net.helper},
-	})
+	}
+	// The proxy that runs decides: it may have started with TLS
+	// termination under an earlier config.
+	if t := m.net.trust.Load(); t != nil {
+		in.TrustBundle, in.CACert, in.CAKey = t.bundle, t.caCert, t.caKey
+	}
+	p, err := plan.Build(in)
 	if err != nil {
 		return nil, err
 	}

@@ -142,10 +142,15 @@ func (m *Manager) Violations() *ViolationStore { return &m.violations }
 func (m *Manager) Close() error {
 	m.closed.Store(true)
 	m.net.once.Do(func() { m.net.err = ErrClosed })
+	var err error
 	if m.net.eg != nil {
-		return m.net.eg.Close()
+		err = m.net.eg.Close()
 	}
-	return nil
+	// After the proxy: the bundle is gone only once nothing serves it.
+	if f := m.net.trust.Load(); f != nil {
+		os.RemoveAll(f.dir)
+	}
+	return err
 }
 
 // findInit prefers srt-init installed beside this program (it starts faster
@@ -191,7 +196,11 @@ func (m *Manager) Config() *settings.Config {
 
 // UpdateConfig replaces the configuration: commands wrapped from now on get
 // all of it; running commands get the new network lists for their next
-// connection.
+// connection. What the network proxy reads when it starts
+// (network.tlsTerminate and the request options refuseOpaqueTunnels,
+// requireHostMatch, ambiguousRequestTarget, stripResponseHeaders,
+// allowPlaintextHeaderSet; parentProxy) keeps the values it started with;
+// an update that changes them says so on Options.Warnings.
 func (m *Manager) UpdateConfig(cfg *settings.Config) error {
 	if cfg == nil {
 		return errors.New("sandbox: nil config")
@@ -199,6 +208,7 @@ func (m *Manager) UpdateConfig(cfg *settings.Config) error {
 	m.mu.Lock()
 	m.cfg = cfg
 	m.mu.Unlock()
+	m.warnStartOnly(cfg)
 	if m.net.eg != nil {
 		return m.net.eg.Update(networkOf(cfg), m.opts.Ask != nil)
 	}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 	"unicode/utf16"
 
@@ -43,6 +44,11 @@ type network struct {
 	order  []string
 	lists  map[string][]string // per-command allow lists, by command id
 	helper string              // the ssh ProxyCommand executable (host path)
+	// trust is the running egress's TLS termination; nil without it.
+	trust atomic.Pointer[trustFiles]
+	// started is the network settings the egress started with (its
+	// start-only options), once it has.
+	started atomic.Pointer[settings.Network]
 }
 
 // newToken returns 16 random bytes in hex, from the kernel's CSPRNG.
@@ -107,7 +113,9 @@ func (m *Manager) proxyPlan(key string) *plan.Proxy {
 	return p
 }
 
-// egress starts the decider and the proxy once.
+// egress starts the decider and the proxy once: at the first connection a
+// sandbox makes, or, under network.tlsTerminate, before the first command
+// is planned (its plan needs the trust bundle srt-proxy writes).
 func (m *Manager) egress() (*egress.Egress, error) {
 	m.net.once.Do(func() {
 		cfg := m.Config()
@@ -121,6 +129,13 @@ func (m *Manager) egress() (*egress.Egress, error) {
 			m.net.err = err
 			return
 		}
+		var tlsCfg *egress.TLS
+		var trust *trustFiles
+		if t := cfg.Network.TLSTerminate; t != nil {
+			if tlsCfg, trust, m.net.err = tlsConfig(t); m.net.err != nil {
+				return
+			}
+		}
 		parent := parentProxy(cfg)
 		m.net.eg, m.net.err = egress.Start(egress.Config{
 			DeciderPath: decider, ProxyPath: proxy,
@@ -129,7 +144,20 @@ func (m *Manager) egress() (*egress.Egress, error) {
 			VerdictTimeout: m.verdictTimeout(),
 			Debug:          m.opts.Debug, Stderr: m.opts.Warnings,
 			OnViolation: m.violation, OnAsk: m.ask,
+			Rules: rulesOf(&cfg.Network), TLS: tlsCfg,
 		})
+		if m.net.err != nil {
+			m.net.err = startError(m.net.err)
+			if trust != nil {
+				os.RemoveAll(trust.dir)
+			}
+			return
+		}
+		m.net.started.Store(&cfg.Network)
+		if trust != nil {
+			readyTrust(trust)
+			m.net.trust.Store(trust)
+		}
 		if m.net.err == nil {
 			// Lists registered before the egress started.
 			m.net.mu.Lock()

@@ -47,8 +47,12 @@ type Network struct {
 	StripResponseHeaders    []string
 	RefuseOpaqueTunnels     bool
 	RequireHostMatch        bool
-	AmbiguousRequestTarget  string
-	TLSTerminate            *TLSTerminate
+	// AmbiguousRequestTarget is "refuse", "asSpelled" or "normalize"; ""
+	// when the file does not name it: terminated tunnels then refuse
+	// ambiguous targets (the reference's default) and plain-HTTP targets
+	// are not checked.
+	AmbiguousRequestTarget string
+	TLSTerminate           *TLSTerminate
 }
 
 // MitmProxy routes matching hosts through an upstream proxy on a Unix socket.
@@ -142,7 +146,7 @@ const DefaultMandatoryDenySearchDepth = 3
 func Default() *Config {
 	lists, _ := policy.ParseLists(nil, nil, nil, false)
 	return &Config{
-		Network:                  Network{Lists: lists, AmbiguousRequestTarget: "refuse"},
+		Network:                  Network{Lists: lists},
 		MandatoryDenySearchDepth: DefaultMandatoryDenySearchDepth,
 	}
 }

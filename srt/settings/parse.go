@@ -17,6 +17,9 @@ func (e *InvalidError) Error() string {
 	return "does not hold a valid config — " + strings.Join(parts, "; ")
 }
 
+// Is makes every InvalidError match ErrInvalid.
+func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
+
 // SyntaxError is a document that is not JSON.
 type SyntaxError struct {
 	Msg string

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strings"
 	"sync"
 	"unicode/utf8"
 
@@ -18,6 +17,10 @@ import (
 
 // errSRTGone: srt closed the control channel, which is how it says stop.
 var errSRTGone = errors.New("srt closed the control channel")
+
+// errNoHello: srt-proxy ended before its hello. It could not start, and
+// srt reports why (srt-proxy tells it): nothing to add.
+var errNoHello = errors.New("srt-proxy ended before its hello")
 
 type decider struct {
 	eng   *engine.Engine
@@ -39,10 +42,11 @@ type decider struct {
 	cancel  context.CancelFunc
 }
 
+// allowedReq is what a refused message needs of the request it names.
 type allowedReq struct {
-	host string
-	port int
-	user string
+	kind, method, host, path, user string
+	port                           int
+	query, tls                     bool
 }
 
 // keepAllowed is how many recent allows are remembered for refused
@@ -99,6 +103,9 @@ func (d *decider) run() error {
 // is offered.
 func (d *decider) hello() error {
 	frame, err := d.proxy.Read()
+	if errors.Is(err, io.EOF) {
+		return errNoHello
+	}
 	if err != nil {
 		return fmt.Errorf("proxy: %w", err)
 	}
@@ -167,10 +174,15 @@ func (d *decider) proxyLoop() error {
 			d.mu.Lock()
 			a, ok := d.allowed[m.ID]
 			d.mu.Unlock()
-			// An address refusal is a violation; an unreachable upstream
-			// (502) is not, as in the reference.
-			if ok && strings.HasPrefix(m.Reason, "resolved to ") {
-				d.eng.Refused(a.host, a.port, m.Reason, a.user)
+			if ok {
+				d.eng.Refused(engine.Refusal{Kind: a.kind, Method: a.method, Host: a.host, Port: a.port, Path: a.path,
+					Query: a.query, TLS: a.tls, Reason: m.Reason, User: a.user})
+			}
+		case *protocol.Sync:
+			// Every earlier proxy message is handled (this loop is
+			// sequential) and its violation written: tell srt.
+			if err := d.ctl.Write(&control.Message{T: control.TSync, Q: m.ID}); err != nil {
+				return err
 			}
 		case *protocol.Body:
 			// The reference decider never asks for bodies.
@@ -188,7 +200,8 @@ func (d *decider) decide(r *protocol.Req) {
 	}
 	if dec.Allow {
 		d.mu.Lock()
-		d.allowed[r.ID] = allowedReq{host: r.Host, port: r.Port, user: r.User}
+		d.allowed[r.ID] = allowedReq{kind: r.Kind.String(), method: r.Method, host: r.Host, port: r.Port, path: r.Path,
+			user: r.User, query: r.Query != nil, tls: r.SNI != nil}
 		d.order = append(d.order, r.ID)
 		if len(d.order) > keepAllowed {
 			delete(d.allowed, d.order[0])

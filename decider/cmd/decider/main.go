@@ -33,6 +33,9 @@ func main() {
 		if errors.Is(err, errSRTGone) {
 			return // srt closing its end is how it says stop
 		}
+		if errors.Is(err, errNoHello) {
+			os.Exit(1)
+		}
 		fmt.Fprintf(os.Stderr, "decider: stopped (%v)\n", err)
 		os.Exit(1)
 	}

@@ -38,6 +38,17 @@ var flagSpecs = map[string]flagSpec{
 	"--parent-http":           {value: "<url>"},
 	"--parent-https":          {value: "<url>"},
 	"--no-proxy":              {value: "<list>"},
+	"--tls-terminate":         {},
+	"--tls-ca-cert":           {value: "<path>"},
+	"--tls-ca-key":            {value: "<path>"},
+	"--tls-bundle-out":        {value: "<path>"},
+	"--tls-extra-ca":          {value: "<path>"},
+	"--tls-exclude":           {value: "<pattern>"},
+	"--max-tunnels":           {value: "<n>"},
+	"--handshake-timeout":     {value: "<duration>"},
+	"--refuse-opaque-tunnels": {},
+	"--require-host-match":    {},
+	"--ambiguous-target":      {value: "<refuse|asSpelled|normalize>"},
 }
 
 // usageError is a command line the reference refuses with its own text

@@ -100,7 +100,25 @@ func flags() []cli.Flag {
 		&cli.StringFlag{Name: "parent-http", Usage: "srt's mode: parent proxy `URL` for plain HTTP"},
 		&cli.StringFlag{Name: "parent-https", Usage: "srt's mode: parent proxy `URL` for tunnels (default: --parent-http)"},
 		&cli.StringFlag{Name: "no-proxy", Usage: "srt's mode: destinations that bypass the parent proxy (NO_PROXY syntax)"},
+		&cli.BoolFlag{Name: "tls-terminate", Usage: "srt's mode: terminate allowed CONNECTs (network.tlsTerminate)"},
+		&cli.StringFlag{Name: "tls-ca-cert", Usage: "srt's mode: the CA certificate `PATH` (with --tls-ca-key); without both, a CA is made for this run"},
+		&cli.StringFlag{Name: "tls-ca-key", Usage: "srt's mode: the CA key `PATH` (with --tls-ca-cert)"},
+		&cli.StringFlag{Name: "tls-bundle-out", Usage: "srt's mode: write the sandbox's trust bundle (the CA, the host's roots, --tls-extra-ca) to `PATH`"},
+		&cli.StringSliceFlag{Name: "tls-extra-ca", Usage: "srt's mode: also trust the certificates of this PEM `PATH`, upstream and in the bundle (repeatable)"},
+		&cli.StringSliceFlag{Name: "tls-exclude", Usage: "srt's mode: tunnel hosts matching this domain `PATTERN` without terminating (repeatable)"},
+		&cli.IntFlag{Name: "max-tunnels", Usage: "srt's mode: terminated tunnels open at once (1-65536; default 256)"},
+		&cli.DurationFlag{Name: "handshake-timeout", Usage: "srt's mode: bound on a client's TLS handshake (100ms-10m; default 10s)"},
+		&cli.BoolFlag{Name: "refuse-opaque-tunnels", Usage: "srt's mode: refuse tunnels that cannot be inspected (CONNECTs not terminated, non-TLS tunnels, SOCKS)"},
+		&cli.BoolFlag{Name: "require-host-match", Usage: "srt's mode: 421 when the Host header, TLS server name or authority is not the destination"},
+		&cli.StringFlag{Name: "ambiguous-target", Usage: "srt's mode: `refuse`, asSpelled or normalize request-targets whose normalized form differs (also on plain HTTP)"},
 	}
+}
+
+// srtModeOnly are the options of srt's mode that proxy-only mode refuses
+// (its policy is fixed, §2.2).
+var srtModeOnly = []string{
+	"tls-terminate", "tls-ca-cert", "tls-ca-key", "tls-bundle-out", "tls-extra-ca", "tls-exclude",
+	"max-tunnels", "handshake-timeout", "refuse-opaque-tunnels", "require-host-match", "ambiguous-target",
 }
 
 // runSRTMode serves srt's own mode (srtmode.go).
@@ -111,11 +129,16 @@ func runSRTMode(c *cli.Context, stderr io.Writer) int {
 		fmt.Fprintln(stderr, srtModeTitle+"--srt-mode needs --decider-fd and --control-fd")
 		return exitUsage
 	}
-	err := runSRT(srtOptions{
+	o := srtOptions{
 		deciderFD: dec, controlFD: ctl,
 		parentHTTP: c.String("parent-http"), parentHTTPS: c.String("parent-https"), noProxy: c.String("no-proxy"),
 		verdictTimeout: c.Duration("verdict-timeout"), debug: c.Bool("debug"),
-	})
+	}
+	if err := o.readRules(c); err != nil {
+		fmt.Fprintln(stderr, srtModeTitle+err.Error())
+		return exitUsage
+	}
+	err := runSRT(o)
 	// In srt's mode srt-proxy stops when srt does; that is not a failure.
 	if err != nil && c.Bool("debug") {
 		fmt.Fprintf(stderr, srtModeTitle+"stopped (%v)\n", err)

@@ -46,6 +46,11 @@ func proxyOnlyOptions(c *cli.Context) (*proxyOnlyOpts, error) {
 		debug:              c.Bool("debug"),
 		strip:              c.StringSlice("strip-response-header"),
 	}
+	for _, name := range srtModeOnly {
+		if c.IsSet(name) {
+			return nil, fmt.Errorf("--%s is an option of srt's mode (--srt-mode); proxy-only mode's policy is fixed", name)
+		}
+	}
 	var err error
 	fds := map[string]int{}
 	for _, name := range []string{"decider-fd", "decider-in", "decider-out", "lifeline-fd", "ca-fd"} {

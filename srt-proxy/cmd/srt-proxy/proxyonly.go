@@ -99,21 +99,20 @@ func runProxyOnly(o *proxyOnlyOpts, stderr io.Writer) int {
 		Dialer:       &dial.Dialer{Policy: addrs.Policy},
 		Mode:         proxy.ProxyOnlyMode{},
 		MaxHeadBytes: proxy.ProxyOnlyHeadLimit,
-		ProxyOnly: &proxy.ProxyOnly{
-			Lists:                lists,
-			PlaintextHeaderSet:   o.plaintextHeaderSet,
-			StripResponseHeaders: o.strip,
-		},
-		Logger: debugLogger(o.debug, stderr),
-	}
-	if ca != nil {
-		srv.TLS = &proxy.Terminate{
-			CA:                   ca,
+		ProxyOnly:    &proxy.ProxyOnly{Lists: lists},
+		// The fixed policy (§2.2): nothing it cannot inspect is tunnelled,
+		// the Host must name the target, targets go as spelled.
+		Rules: proxy.Rules{
 			RefuseOpaqueTunnels:  true,
 			RequireHostMatch:     true,
 			AmbiguousTarget:      proxy.TargetAsSpelled,
 			StripResponseHeaders: o.strip,
-		}
+			PlaintextHeaderSet:   o.plaintextHeaderSet,
+		},
+		Logger: debugLogger(o.debug, stderr),
+	}
+	if ca != nil {
+		srv.TLS = &proxy.Terminate{CA: ca}
 	}
 	listeners, names, err := o.openListeners()
 	if err != nil {

@@ -27,6 +27,8 @@ type srtOptions struct {
 	noProxy                 string
 	verdictTimeout          time.Duration
 	debug                   bool
+	rules                   proxy.Rules
+	tls                     *tlsOptions // nil: no TLS termination
 }
 
 // tokenEnv carries the proxy credential from srt (not argv: argv is in
@@ -35,7 +37,9 @@ const tokenEnv = "SRT_PROXY_TOKEN"
 
 // runSRT serves srt's mode: listeners arrive over the control channel, the
 // decider is the reference decider srt started, and the end of the control
-// channel means srt is gone.
+// channel means srt is gone. Once it serves (or cannot), it tells srt on
+// the control channel: "ready", or "failed" and why (handoff.Ready,
+// handoff.Failed).
 func runSRT(o srtOptions) error {
 	token := os.Getenv(tokenEnv)
 	os.Unsetenv(tokenEnv)
@@ -53,27 +57,20 @@ func runSRT(o srtOptions) error {
 	if !ok {
 		return errors.New("control: not a Unix socket")
 	}
-	addrs := &decide.Addresses{}
-	l, err := link.Dial(dec, link.Config{Framing: protocol.Line, OfferExt: true, Timeout: o.verdictTimeout, OnUpdate: addrs.Set}, helloWait)
+	srv, l, err := startSRT(o, dec, token)
 	if err != nil {
+		var se *startError
+		setting := ""
+		if errors.As(err, &se) {
+			setting = se.setting
+		}
+		handoff.Failed(ctl, setting, err)
 		return err
 	}
-	addrs.Set(l.Hello())
-	parent, err := parentProxy(o)
-	if err != nil {
-		return err
-	}
-	log := zerolog.Nop()
-	if o.debug {
-		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, NoColor: true, PartsExclude: []string{zerolog.TimestampFieldName, zerolog.LevelFieldName},
-			FormatMessage: func(i any) string { return fmt.Sprintf("srt-proxy: %v", i) }})
-	}
-	srv := &proxy.Server{
-		Asker:  &decide.Asker{Link: l},
-		Dialer: &dial.Dialer{Policy: addrs.Policy, Parent: parent},
-		Token:  token,
-		Mode:   proxy.SRTMode{},
-		Logger: log,
+	if err := handoff.Ready(ctl); err != nil {
+		srv.Shutdown()
+		l.Close()
+		return fmt.Errorf("control: %w", err)
 	}
 	stop := make(chan error, 3)
 	stopping := make(chan struct{})
@@ -91,7 +88,7 @@ func runSRT(o srtOptions) error {
 		fmt.Fprintf(os.Stderr, "srt-proxy: the decider link is down (%v); every request is refused from now on\n", l.Err())
 	}()
 	go func() {
-		err := serveHandoff(ctl, srv)
+		err := serveHandoff(ctl, srv, l)
 		close(stopping)
 		stop <- err
 	}()
@@ -104,9 +101,48 @@ func runSRT(o srtOptions) error {
 	return why
 }
 
-// serveHandoff serves every listener srt hands over and closes those of a
-// sandbox that ended.
-func serveHandoff(c *net.UnixConn, srv *proxy.Server) error {
+// startSRT sets up what srt's mode serves with: TLS termination (the CA
+// and the trust bundle first: their errors are settings errors srt shows
+// before any command runs), the decider link, the parent proxy.
+func startSRT(o srtOptions, dec *os.File, token string) (*proxy.Server, *link.Link, error) {
+	log := zerolog.Nop()
+	if o.debug {
+		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, NoColor: true, PartsExclude: []string{zerolog.TimestampFieldName, zerolog.LevelFieldName},
+			FormatMessage: func(i any) string { return fmt.Sprintf("srt-proxy: %v", i) }})
+	}
+	var term *proxy.Terminate
+	if o.tls != nil {
+		var err error
+		if term, err = o.tls.terminate(log); err != nil {
+			return nil, nil, err
+		}
+	}
+	parent, err := parentProxy(o)
+	if err != nil {
+		return nil, nil, err
+	}
+	addrs := &decide.Addresses{}
+	l, err := link.Dial(dec, link.Config{Framing: protocol.Line, OfferExt: true, Timeout: o.verdictTimeout, OnUpdate: addrs.Set}, helloWait)
+	if err != nil {
+		return nil, nil, err
+	}
+	addrs.Set(l.Hello())
+	srv := &proxy.Server{
+		Asker:  &decide.Asker{Link: l},
+		Dialer: &dial.Dialer{Policy: addrs.Policy, Parent: parent},
+		Token:  token,
+		Mode:   proxy.SRTMode{},
+		TLS:    term,
+		Rules:  o.rules,
+		Logger: log,
+	}
+	return srv, l, nil
+}
+
+// serveHandoff serves every listener srt hands over, closes those of a
+// sandbox that ended, and passes srt's syncs to the decider behind what the
+// proxy told it (violations of refusals made after an allow).
+func serveHandoff(c *net.UnixConn, srv *proxy.Server, l *link.Link) error {
 	r := handoff.NewReceiver(c)
 	var mu sync.Mutex
 	bySandbox := map[string][]net.Listener{}
@@ -135,6 +171,8 @@ func serveHandoff(c *net.UnixConn, srv *proxy.Server) error {
 			}
 			delete(bySandbox, m.ID)
 			mu.Unlock()
+		case "sync":
+			l.Sync(m.Q)
 		default:
 			return fmt.Errorf("control: unknown message %q", m.T)
 		}

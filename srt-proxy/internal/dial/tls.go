@@ -4,10 +4,10 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
-	"encoding/pem"
 	"fmt"
 	"net"
-	"os"
+
+	"github.com/srt-sandbox/srt-proxy/internal/trust"
 )
 
 // TLS opens the upstream leg of a TLS-terminated tunnel: a byte stream to
@@ -52,38 +52,25 @@ func UpstreamRoots(extra []string) (pool *x509.CertPool, skipped []error) {
 		pool = x509.NewCertPool()
 	}
 	for _, p := range extra {
-		n, err := addCertFile(pool, p)
-		switch {
-		case err != nil:
+		if err := addCertFile(pool, p); err != nil {
 			skipped = append(skipped, err)
-		case n == 0:
-			skipped = append(skipped, fmt.Errorf("%s: no CERTIFICATE block", p))
 		}
 	}
 	return pool, skipped
 }
 
-// addCertFile adds the certificates of one PEM file and returns how many.
-func addCertFile(pool *x509.CertPool, path string) (int, error) {
-	data, err := os.ReadFile(path)
+// addCertFile adds the certificates of one PEM file.
+func addCertFile(pool *x509.CertPool, path string) error {
+	blocks, err := trust.CertBlocks(path)
 	if err != nil {
-		return 0, err
+		return err
 	}
-	n := 0
-	for {
-		var b *pem.Block
-		b, data = pem.Decode(data)
-		if b == nil {
-			return n, nil
-		}
-		if b.Type != "CERTIFICATE" {
-			continue
-		}
+	for _, b := range blocks {
 		c, err := x509.ParseCertificate(b.Bytes)
 		if err != nil {
-			return n, fmt.Errorf("%s: %w", path, err)
+			return fmt.Errorf("%s: %w", path, err)
 		}
 		pool.AddCert(c)
-		n++
 	}
+	return nil
 }

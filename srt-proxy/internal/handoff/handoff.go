@@ -2,6 +2,21 @@
 // sandbox it starts, and takes them back when the sandbox ends: one JSON
 // object per line on a Unix socket pair, the sockets riding along as
 // SCM_RIGHTS. The end of the stream means srt is gone, and srt-proxy stops.
+//
+// The other way, srt-proxy sends one line once it has started: "ready"
+// when it serves (the decider said hello; the CA is loaded and the trust
+// bundle written when it terminates TLS), or "failed" with what went
+// wrong, and then it exits. srt waits for that line before it uses the
+// proxy (srt/internal/egress).
+//
+//	srt                                           srt-proxy
+//	  │                                              │ TLS set-up, decider hello
+//	  │ ◀── {"t":"ready"} ─────────────────────────── │
+//	  │      or {"t":"failed","error":"tlsTerminate: …","setting":"tlsTerminate"}
+//	  │ ── {"t":"listen","id":"…"} + SCM_RIGHTS ─────▶ │ serves them
+//	  │ ── {"t":"close","id":"…"} ──────────────────▶ │ closes them
+//	  │ ── {"t":"sync","q":N} ──────────────────────▶ │ ── sync {id N} ──▶ decider ── sync {q N} ──▶ srt
+//	  │ ── end of stream ───────────────────────────▶ │ stops
 package handoff
 
 import (
@@ -16,8 +31,25 @@ import (
 
 // Message is one line.
 type Message struct {
-	T  string `json:"t"`  // "listen" (with sockets) or "close"
-	ID string `json:"id"` // the sandbox
+	T  string `json:"t"`            // "listen" (with sockets), "close" or "sync"; from srt-proxy "ready" or "failed"
+	ID string `json:"id,omitempty"` // the sandbox
+	// Q is a sync's id: srt-proxy passes it to the decider behind every
+	// message it sent before (protocol.Sync), and the decider tells srt.
+	Q uint64 `json:"q,omitempty"`
+	// Error is why srt-proxy could not start ("failed").
+	Error string `json:"error,omitempty"`
+	// Setting names the settings key at fault when the failure is a
+	// settings error ("tlsTerminate"): srt reports it as one.
+	Setting string `json:"setting,omitempty"`
+}
+
+// Ready tells srt that srt-proxy serves.
+func Ready(c *net.UnixConn) error { return Send(c, Message{T: "ready"}, nil) }
+
+// Failed tells srt why srt-proxy could not start; setting is the
+// settings key at fault, or "".
+func Failed(c *net.UnixConn, setting string, err error) error {
+	return Send(c, Message{T: "failed", Error: err.Error(), Setting: setting}, nil)
 }
 
 // Send writes m with files attached.

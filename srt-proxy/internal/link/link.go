@@ -242,6 +242,18 @@ func (l *Link) unavailable() error {
 	return fmt.Errorf("%w: %v", ErrUnavailable, why)
 }
 
+// Sync asks the decider (srt.v1) to tell srt, over srt's control channel
+// with id, once it has handled every message sent before. Without the
+// extension it does nothing.
+func (l *Link) Sync(id uint64) {
+	if !l.ext || id == 0 {
+		return
+	}
+	if msg, err := protocol.Encode(&protocol.Sync{ID: id}); err == nil {
+		l.send(msg)
+	}
+}
+
 // Refused tells the decider (srt.v1) that request id was refused after an
 // allow. Without the extension it does nothing.
 func (l *Link) Refused(id uint64, reason string) {

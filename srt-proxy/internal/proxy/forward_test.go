@@ -189,7 +189,7 @@ func TestVerdictHeaderEdits(t *testing.T) {
 		return Verdict{Allow: true, SetHeaders: map[string][]string{"x-set": {"1", "2"}},
 			RemoveHeaders: []string{"x_remove"}}, nil
 	}}
-	addr, _ := startProxy(t, a, nil)
+	addr, _ := startProxy(t, a, func(s *Server) { s.Rules.PlaintextHeaderSet = true })
 	rawExchange(t, addr, []byte("GET "+up.URL+"/ HTTP/1.1\r\nHost: x\r\nX-Remove: a\r\nX.Set: old\r\nX-Other: b\r\nConnection: close\r\n\r\n"))
 	up.mu.Lock()
 	defer up.mu.Unlock()

@@ -25,21 +25,18 @@ import (
 //     header must name the target (else 421 misdirected); TRACE and TRACK
 //     are refused (405); the decider may read its body (need_body); an
 //     allow that sets headers is refused (plaintext_header_set) unless
-//     PlaintextHeaderSet.
+//     Rules.PlaintextHeaderSet.
 //   - Hop-by-hop headers are recognised with '-', '_' and '.' folded, and
 //     Proxy-Authorization is one of them (there is no proxy
-//     authentication); response headers in StripResponseHeaders never
-//     reach the client.
+//     authentication); response headers in Rules.StripResponseHeaders
+//     never reach the client.
+//
+// The fixed policy of the tunnels (refuse opaque tunnels, require host
+// match, targets as spelled) is the Server's Rules, which the caller sets.
 type ProxyOnly struct {
 	// Lists are the host gate's lists, the decider's hello; nil refuses
 	// every destination.
 	Lists *policy.Lists
-	// PlaintextHeaderSet lets an allow verdict set headers on a plain-HTTP
-	// request (cleartext: anyone on the path reads them).
-	PlaintextHeaderSet bool
-	// StripResponseHeaders are response header names never returned to
-	// the client (case-insensitive, '-', '_' and '.' folded).
-	StripResponseHeaders []string
 }
 
 // allows is the host gate for a canonical host and port; why is the
@@ -47,18 +44,6 @@ type ProxyOnly struct {
 func (p *ProxyOnly) allows(host string, port int) (ok bool, why string) {
 	d := p.Lists.Decide(host, port)
 	return d.Allow, d.Reason
-}
-
-// stripsResponse reports whether a response header (any spelling) is
-// never returned to the client.
-func (p *ProxyOnly) stripsResponse(name string) bool {
-	f := foldName(name)
-	for _, n := range p.StripResponseHeaders {
-		if foldName(n) == f {
-			return true
-		}
-	}
-	return false
 }
 
 // isEchoMethod reports whether a method asks the server to echo the

@@ -32,11 +32,6 @@ func (h *httpConn) forwardProxyOnly(rec *record, head *requestHead, t absTarget,
 		}
 		return h.upstreamFailed(rec, req, err, wantsClose || !complete)
 	}
-	for k := range resp.Header {
-		if h.s.ProxyOnly.stripsResponse(k) {
-			delete(resp.Header, k)
-		}
-	}
 	rec.set(decisionAllow, v.Reason)
 	keep := h.relay(head, resp, rec, wantsClose)
 	if body.rb != nil {

@@ -107,7 +107,7 @@ func (h *httpConn) serveProxyOnlyRequest(head *requestHead, rec *record) bool {
 	if !v.Allow {
 		return h.refuse(rec, Refusal{Cause: CauseDenied, Kind: KindHTTP, Status: v.Status, Reason: v.Reason, Host: t.host}, true)
 	}
-	if !po.PlaintextHeaderSet && setsHeaders(v) {
+	if !h.s.Rules.PlaintextHeaderSet && setsHeaders(v) {
 		return refuse(CausePlaintextHeaderSet, whyPlaintextHeaderSet, true)
 	}
 	return h.forwardProxyOnly(rec, head, t, spelled, v, req, body, wantsClose)

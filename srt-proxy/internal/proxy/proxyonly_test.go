@@ -181,7 +181,8 @@ func proxyOnlyFuzzServer() *Server {
 	if errs != nil {
 		panic(errs)
 	}
-	s.ProxyOnly = &ProxyOnly{Lists: lists, StripResponseHeaders: []string{"x-hop"}}
+	s.ProxyOnly = &ProxyOnly{Lists: lists}
+	s.Rules.StripResponseHeaders = []string{"x-hop"}
 	return s
 }
 

@@ -37,6 +37,10 @@ func (h *httpConn) serveRequest(head *requestHead, rec *record) bool {
 	req := &Request{Kind: KindHTTP, User: user, Method: head.method, Host: t.host, Port: t.port,
 		Path: t.path, Query: t.query, Headers: askHeaders(head, consumed)}
 	rec.about(req)
+	if c, why := h.s.plainRules(head, &t); c != 0 {
+		return h.refuse(rec, Refusal{Cause: c, Kind: KindHTTP, Reason: why, Host: t.host}, refuseClose)
+	}
+	req.Path = t.path
 	switch hosts := head.values("host"); len(hosts) {
 	case 0:
 	case 1:
@@ -56,6 +60,10 @@ func (h *httpConn) serveRequest(head *requestHead, rec *record) bool {
 	}
 	if !v.Allow {
 		return h.refuse(rec, Refusal{Cause: CauseDenied, Kind: KindHTTP, Status: v.Status, Reason: v.Reason, Host: req.Host}, refuseClose)
+	}
+	if !h.s.Rules.PlaintextHeaderSet && setsHeaders(v) {
+		h.s.Asker.Refused(req, whyPlaintextHeaderSet)
+		return h.refuse(rec, Refusal{Cause: CausePlaintextHeaderSet, Kind: KindHTTP, Reason: whyPlaintextHeaderSet, Host: req.Host}, refuseClose)
 	}
 
 	out, body, err := h.outbound(head, t, v, kind, length, consumed)

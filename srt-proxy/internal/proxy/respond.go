@@ -11,8 +11,9 @@ import (
 )
 
 // relay writes an upstream response to the client: its status, its
-// headers without the hop-by-hop ones, its body re-framed (Content-Length
-// when known, else chunked for HTTP/1.1 clients, else delimited by close).
+// headers without the hop-by-hop ones and Rules.StripResponseHeaders, its
+// body re-framed (Content-Length when known, else chunked for HTTP/1.1
+// clients, else delimited by close).
 // Every chunk of body is flushed as it arrives, so streamed responses
 // stream. It reports whether the connection may carry another request.
 func (h *httpConn) relay(head *requestHead, resp *http.Response, rec *record, wantsClose bool) bool {
@@ -43,7 +44,7 @@ func (h *httpConn) relay(head *requestHead, resp *http.Response, rec *record, wa
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		if dropResponseHeader(lowerASCII(k), named) {
+		if dropResponseHeader(lowerASCII(k), named) || h.s.strips(k) {
 			continue
 		}
 		for _, v := range resp.Header[k] {

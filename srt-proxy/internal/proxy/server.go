@@ -28,8 +28,10 @@ type Server struct {
 	Token string
 	Mode  Mode // renders refusals; nil: SRTMode
 	// TLS terminates allowed CONNECTs (network.tlsTerminate); nil: every
-	// CONNECT is an opaque tunnel.
+	// CONNECT is an opaque tunnel (refused under Rules.RefuseOpaqueTunnels).
 	TLS *Terminate
+	// Rules are the request options (rules.go).
+	Rules Rules
 	// ProxyOnly is the fixed policy of proxy-only mode (proxyonly.go); nil
 	// is srt's own mode.
 	ProxyOnly *ProxyOnly
@@ -54,6 +56,7 @@ type Server struct {
 
 	initOnce  sync.Once
 	transport *dial.HTTPTransport
+	strip     map[string]bool // Rules.StripResponseHeaders, folded
 	ctx       context.Context // cancelled when the server closes for good
 	cancel    context.CancelFunc
 
@@ -85,6 +88,7 @@ func (s *Server) init() {
 			s.Mode = SRTMode{}
 		}
 		s.transport = s.Dialer.NewHTTPTransport()
+		s.strip = s.Rules.stripSet()
 		s.ctx, s.cancel = context.WithCancel(context.Background())
 		s.listeners = make(map[net.Listener]struct{})
 		s.conns = make(map[*conn]struct{})

@@ -108,6 +108,11 @@ func (s *Server) serveSOCKS5(c *conn, br *bufio.Reader) {
 		refuse(Refusal{Cause: CauseDenied, Status: v.Status, Reason: v.Reason}, decisionDeny)
 		return
 	}
+	if s.Rules.RefuseOpaqueTunnels { // a SOCKS tunnel cannot be inspected
+		s.Asker.Refused(req, whySOCKSTunnel)
+		refuse(Refusal{Cause: CauseOpaqueTunnel, Reason: whySOCKSTunnel}, decisionDeny)
+		return
+	}
 	up, dialed, err := s.Dialer.Tunnel(ctx, host, port)
 	rec.addr = dialed.Addr
 	if err != nil {

@@ -37,20 +37,9 @@ type Terminate struct {
 	// HandshakeTimeout bounds the time from the CONNECT's 200 to the end
 	// of the client's TLS handshake; 0: 10 s.
 	HandshakeTimeout time.Duration
-	// RefuseOpaqueTunnels refuses a CONNECT that would not be terminated
-	// (an excluded host: 403) and destroys a tunnel whose first bytes are
-	// not a TLS ClientHello.
-	RefuseOpaqueTunnels bool
-	// RequireHostMatch answers 421 when the Host header, the TLS server
-	// name or an absolute-form authority names anything but the CONNECT
-	// target; the certificate is then always minted for the target.
-	RequireHostMatch bool
-	// AmbiguousTarget says what to do with a request-target whose
-	// normalized form differs from its spelling.
-	AmbiguousTarget TargetMode
-	// StripResponseHeaders are never returned to the client (matched with
-	// '-', '_' and '.' folded, case-insensitively).
-	StripResponseHeaders []string
+	// The request options that apply inside the tunnels (requireHostMatch,
+	// ambiguousRequestTarget, stripResponseHeaders, refuseOpaqueTunnels)
+	// are the Server's Rules.
 
 	// FirstRequestTimeout closes a tunnel that sends no request this long
 	// after its ClientHello (0: 10 s); IdleTimeout one that sends no next
@@ -60,19 +49,9 @@ type Terminate struct {
 
 	once      sync.Once
 	inUse     atomic.Int64
-	strip     map[string]bool
 	upstream  *tls.Config // the client side of every upstream leg
 	saturated sync.Map    // users told about a refusal for too many tunnels, until half the slots free
 }
-
-// TargetMode is the network.ambiguousRequestTarget setting.
-type TargetMode int
-
-const (
-	TargetRefuse    TargetMode = iota // 400 ambiguous-request-target (the default)
-	TargetAsSpelled                   // ask about and forward the target as spelled
-	TargetNormalize                   // ask about and forward the normalized target
-)
 
 const (
 	defaultMaxTunnels       = 256
@@ -87,10 +66,6 @@ const (
 
 func (t *Terminate) init() {
 	t.once.Do(func() {
-		t.strip = make(map[string]bool, len(t.StripResponseHeaders))
-		for _, n := range t.StripResponseHeaders {
-			t.strip[foldName(n)] = true
-		}
 		t.upstream = &tls.Config{
 			RootCAs:            t.Roots,
 			NextProtos:         []string{"http/1.1"},

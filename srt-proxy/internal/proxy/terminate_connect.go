@@ -15,29 +15,27 @@ import (
 )
 
 // serveTerminated takes over an allowed CONNECT when TLS termination
-// applies to it, and reports false when it does not (no Terminate, or an
-// excluded host without refuseOpaqueTunnels): the caller then dials and
-// tunnels as before. It writes the CONNECT's record.
+// applies to it, or when Rules.RefuseOpaqueTunnels refuses it, and reports
+// false when neither does (no Terminate, or an excluded host, and opaque
+// tunnels allowed): the caller then dials and tunnels as before. It writes
+// the CONNECT's record.
 //
-//	CONNECT allowed ─▶ excluded? ── yes ─▶ refuseOpaqueTunnels? 403 : (caller's opaque tunnel)
+//	CONNECT allowed ─▶ no Terminate, or excluded? ── yes ─▶ refuseOpaqueTunnels? 403 : (caller's opaque tunnel)
 //	        │
 //	        └─ slot free? ── no ─▶ 503 too-many-tunnels
 //	             └─ 200 ─▶ first bytes ─▶ ClientHello ─▶ handshake (HandshakeTimeout) ─▶ session
 //	                            └── not TLS ─▶ refuseOpaqueTunnels? destroy : dial + opaque tunnel
 func (h *httpConn) serveTerminated(req *Request, v Verdict, rec *record) bool {
 	t := h.s.TLS
-	if t == nil {
-		return false
-	}
-	t.init()
-	if t.excluded(req.Host) {
-		if !t.RefuseOpaqueTunnels {
+	if t == nil || t.excluded(req.Host) {
+		if !h.s.Rules.RefuseOpaqueTunnels {
 			return false
 		}
 		h.s.Asker.Refused(req, whyOpaqueTunnel)
 		h.refuse(rec, Refusal{Cause: CauseOpaqueTunnel, Kind: KindConnect, Reason: whyOpaqueTunnel, Host: req.Host}, true)
 		return true
 	}
+	t.init()
 	if !t.acquire() {
 		if t.firstRefusal(req.User) {
 			h.s.Asker.Refused(req, whyTooManyTunnels)
@@ -71,7 +69,7 @@ func (h *httpConn) serveTerminated(req *Request, v Verdict, rec *record) bool {
 	case mitm.NotTLS:
 		t.release()
 		held = false
-		if t.RefuseOpaqueTunnels {
+		if h.s.Rules.RefuseOpaqueTunnels {
 			rec.set(decisionDeny, whyNotTLS)
 			h.s.Asker.Refused(req, whyNotTLS)
 			return true // serveConn closes: the tunnel is destroyed
@@ -82,7 +80,7 @@ func (h *httpConn) serveTerminated(req *Request, v Verdict, rec *record) bool {
 	}
 	helloAt := time.Now()
 	bulk := &bulkConn{Conn: raw}
-	tc := tls.Server(&peekedConn{Conn: bulk, r: br}, t.serverConfig(req.Host))
+	tc := tls.Server(&peekedConn{Conn: bulk, r: br}, t.serverConfig(req.Host, h.s.Rules.RequireHostMatch))
 	ctx, cancel := h.requestContext()
 	err = tc.HandshakeContext(ctx)
 	cancel()
@@ -140,9 +138,10 @@ func (h *httpConn) opaqueAfterAnswer(req *Request, br *bufio.Reader, rec *record
 
 // serverConfig is the TLS server side of one tunnel to target: the
 // certificate is minted for the client's server name (lower-cased), or
-// for target when there is none, it is not a host name, or
-// RequireHostMatch is set. Only HTTP/1.1 is offered (see docs/tls.md).
-func (t *Terminate) serverConfig(target string) *tls.Config {
+// for target when there is none, it is not a host name, or hostMatch
+// (Rules.RequireHostMatch) is set. Only HTTP/1.1 is offered (see
+// docs/tls-termination.md).
+func (t *Terminate) serverConfig(target string, hostMatch bool) *tls.Config {
 	return &tls.Config{
 		MinVersion:             tls.VersionTLS12,
 		NextProtos:             []string{"http/1.1"},
@@ -154,13 +153,13 @@ func (t *Terminate) serverConfig(target string) *tls.Config {
 		// Go's default, X25519MLKEM768 first.
 		CurvePreferences: []tls.CurveID{tls.X25519, tls.CurveP256, tls.CurveP384},
 		GetCertificate: func(hi *tls.ClientHelloInfo) (*tls.Certificate, error) {
-			return t.CA.Leaf(t.certName(target, hi.ServerName))
+			return t.CA.Leaf(certName(target, hi.ServerName, hostMatch))
 		},
 	}
 }
 
-func (t *Terminate) certName(target, sni string) string {
-	if t.RequireHostMatch || sni == "" {
+func certName(target, sni string, hostMatch bool) string {
+	if hostMatch || sni == "" {
 		return target
 	}
 	if c, err := policy.CanonicalHost(sni); err == nil {

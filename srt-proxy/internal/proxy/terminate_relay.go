@@ -14,7 +14,7 @@ import (
 )
 
 // relay writes an upstream response to the client: status, headers less
-// the hop-by-hop ones and StripResponseHeaders, the body re-framed and
+// the hop-by-hop ones and Rules.StripResponseHeaders, the body re-framed and
 // streamed (each read flushed), Keep-Alive: timeout=5 while the tunnel
 // stays open. keep reports whether the tunnel may carry another request;
 // upstreamDone whether the response was read to its end (so the upstream
@@ -51,7 +51,7 @@ func (x *tlsSession) relay(ex *exchange, resp *http.Response) (keep, upstreamDon
 	slices.Sort(keys)
 	for _, k := range keys {
 		folded := foldName(k)
-		if dropResponseHeader(folded, named) || x.t.strip[folded] {
+		if dropResponseHeader(folded, named) || x.s.strip[folded] {
 			continue
 		}
 		for _, v := range resp.Header[k] {

@@ -29,7 +29,8 @@ const (
 	// a CONNECT answer).
 	CauseTooManyTunnels
 	// CauseOpaqueTunnel: refuseOpaqueTunnels and a CONNECT that would not
-	// be terminated (403, a CONNECT answer).
+	// be terminated (403, a CONNECT answer), or a SOCKS5 CONNECT (srt's
+	// mode: reply 0x01).
 	CauseOpaqueTunnel
 )
 
@@ -38,6 +39,7 @@ const (
 	whyTooManyTunnels = "too many TLS-terminated tunnels at once"
 	whyOpaqueTunnel   = "this proxy does not tunnel CONNECTs it cannot inspect"
 	whyNotTLS         = "refuseOpaqueTunnels: the tunnel's first bytes are not a TLS ClientHello"
+	whySOCKSTunnel    = "refuseOpaqueTunnels" // a SOCKS5 CONNECT: the violation reads "deny socks-tunnel h:p (refuseOpaqueTunnels)"
 	whyDeniedDefault  = "denied by sandbox policy"
 	whyAmbiguous      = "ambiguous request-target: as spelled and normalized it names different resources"
 	whyHostMismatch   = "Host header does not match the request target"
@@ -113,7 +115,9 @@ func renderTLS(r Refusal) (a Answer, ok bool) {
 		a.SOCKS = socksGeneralFailure
 		return a, true
 	case CauseOpaqueTunnel:
-		return text(403, tagSandboxRuntime, whyOpaqueTunnel), true
+		a := text(403, tagSandboxRuntime, whyOpaqueTunnel)
+		a.SOCKS = socksGeneralFailure // §5.4: the reference answers a SOCKS CONNECT "general failure"
+		return a, true
 	}
 	return Answer{}, false
 }

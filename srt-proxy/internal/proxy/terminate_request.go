@@ -54,34 +54,26 @@ func (x *tlsSession) serveOne() bool {
 		return refuse(CauseMalformed, err.Error())
 	}
 	hosts := head.values("host")
+	if why := x.misdirected(hosts, rt); why != "" {
+		return refuse(CauseMisdirected, why)
+	}
 	if len(hosts) > 1 {
-		if x.t.RequireHostMatch {
-			return refuse(CauseMisdirected, whyTwoHosts)
-		}
 		return refuse(CauseUnaskable, whyTwoHosts)
 	}
 	hostHeader := ""
 	if len(hosts) == 1 {
 		hostHeader = hosts[0]
 	}
-	if why := x.misdirected(hostHeader, len(hosts) == 1, rt); why != "" {
-		return refuse(CauseMisdirected, why)
-	}
 	// RFC 9110 §9.3.8: TRACE echoes the request, credentials the proxy
 	// added included; TRACK is its old twin.
 	if isEchoMethod(head.method) {
 		return refuse(CauseMethodRefused, methodRefused(head.method))
 	}
-	path, forward := rt.path, rt.spelled()
-	if norm := normalizePath(rt.path); norm != rt.path {
-		switch x.t.AmbiguousTarget {
-		case TargetAsSpelled:
-		case TargetNormalize:
-			path, forward = norm, rt.with(norm)
-		default:
-			return refuse(CauseAmbiguousTarget, whyAmbiguous)
-		}
+	path, ok := x.s.Rules.AmbiguousTarget.resolve(rt.path)
+	if !ok {
+		return refuse(CauseAmbiguousTarget, whyAmbiguous)
 	}
+	forward := rt.with(path)
 	req := &Request{Kind: KindHTTP, User: x.connect.User, Method: head.method, Host: x.connect.Host, Port: x.connect.Port,
 		HostHeader: hostHeader, SNI: x.sni, Path: path, Query: rt.query}
 	req.Headers, req.HeaderNames = orderedAskHeaders(head)
@@ -132,27 +124,21 @@ func (x *tlsSession) serveOne() bool {
 }
 
 // misdirected returns why a request does not name the CONNECT target
-// under RequireHostMatch, or "". A request without a Host header does not
-// name it either.
-func (x *tlsSession) misdirected(hostHeader string, hasHost bool, rt innerTarget) string {
-	if !x.t.RequireHostMatch {
+// under RequireHostMatch, or "": its Host header (one, naming the target),
+// its TLS server name, its absolute-form authority.
+func (x *tlsSession) misdirected(hosts []string, rt innerTarget) string {
+	if !x.s.Rules.RequireHostMatch {
 		return ""
 	}
 	host, port := x.connect.Host, x.connect.Port
-	if !hasHost || !namesTarget(hostHeader, 443, host, port) {
-		return whyHostMismatch
+	if why := x.s.Rules.hostMismatch(hosts, 443, host, port); why != "" {
+		return why
 	}
 	if c, err := policy.CanonicalHost(x.sni); x.sni != "" && (err != nil || c != host) {
 		return whySNIMismatch
 	}
-	if rt.authority != "" {
-		def := 443
-		if rt.scheme == "http" {
-			def = 80
-		}
-		if !namesTarget(rt.authority, def, host, port) {
-			return whyAuthMismatch
-		}
+	if rt.authority != "" && !namesTarget(rt.authority, defaultPort(rt.scheme), host, port) {
+		return whyAuthMismatch
 	}
 	return ""
 }

@@ -98,7 +98,7 @@ func TestTerminatePerRequestDecisions(t *testing.T) {
 // stripResponseHeaders.
 func TestTerminateHeaderEdits(t *testing.T) {
 	f := newTLSFixture(t, fixtureOpts{
-		terminate: func(tt *Terminate) { tt.StripResponseHeaders = []string{"X_Secret", "server.timing"} },
+		server: func(s *Server) { s.Rules.StripResponseHeaders = []string{"X_Secret", "server.timing"} },
 		handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			w.Header().Set("X-Secret", "s3")
 			w.Header().Set("Server-Timing", "db;dur=53")
@@ -176,7 +176,7 @@ func TestTerminateAmbiguousModes(t *testing.T) {
 		{TargetAsSpelled, "/a/./%7Eb/../c", "/a/./%7Eb/../c?x=1"},
 		{TargetNormalize, "/a/c", "/a/c?x=1"},
 	} {
-		f := newTLSFixture(t, fixtureOpts{terminate: func(tt *Terminate) { tt.AmbiguousTarget = tc.mode }})
+		f := newTLSFixture(t, fixtureOpts{server: func(s *Server) { s.Rules.AmbiguousTarget = tc.mode }})
 		tc2, br := f.tunnel(f.target("echo.test"), "echo.test")
 		resp, body := do(t, tc2, br, "GET /a/./%7Eb/../c?x=1#frag HTTP/1.1\r\nHost: echo.test\r\n\r\n")
 		if resp.StatusCode != 200 || !strings.HasPrefix(body, "GET "+tc.upstream+" ") {
@@ -191,7 +191,7 @@ func TestTerminateAmbiguousModes(t *testing.T) {
 // TestTerminateRequireHostMatch: 421 with the reference's bodies, and
 // the certificate minted for the CONNECT target whatever the SNI.
 func TestTerminateRequireHostMatch(t *testing.T) {
-	f := newTLSFixture(t, fixtureOpts{terminate: func(tt *Terminate) { tt.RequireHostMatch = true }})
+	f := newTLSFixture(t, fixtureOpts{server: func(s *Server) { s.Rules.RequireHostMatch = true }})
 	target := f.target("echo.test")
 	tc, br := f.tunnel(target, "echo.test")
 	for _, c := range []struct{ name, req, body string }{
@@ -319,7 +319,7 @@ func TestTerminateOpaque(t *testing.T) {
 		t.Errorf("opaque tunnel echoed %q", got)
 	}
 
-	f = newTLSFixture(t, fixtureOpts{terminate: func(tt *Terminate) { tt.RefuseOpaqueTunnels = true }})
+	f = newTLSFixture(t, fixtureOpts{server: func(s *Server) { s.Rules.RefuseOpaqueTunnels = true }})
 	c = f.connect("echo.test:" + echoPort)
 	c.Write([]byte("hello, not TLS"))
 	if got, err := io.ReadAll(c); len(got) != 0 || err != nil && !isReset(err) {

@@ -174,12 +174,21 @@ func runCommand(ctx *cli.Context, stderr io.Writer) (int, error) {
 	if err != nil {
 		return exitFailure, err
 	}
+	// Last (defers run in reverse): the network proxy stops and the trust
+	// bundle's directory goes.
+	defer m.Close()
 	var copts []sandbox.CommandOption
 	if ctlFile != nil {
 		copts = append(copts, sandbox.WithNullDescriptor(ctlFD))
 	}
 	cmd, err := m.Command(context.Background(), command, copts...)
 	if err != nil {
+		// A setting that failed once put to use (a tlsTerminate CA that
+		// cannot be used) is reported as the file's other errors are.
+		var ie *settings.InvalidError
+		if errors.As(err, &ie) && found {
+			err = &settings.FileError{Path: path, Refusal: settings.RefuseBroken, Err: ie}
+		}
 		return exitFailure, err
 	}
 	if ctx.Bool("show-violations") || vout != nil {

@@ -65,11 +65,16 @@ func netSettings(allowed, denied []string, extra string) string {
 // and, for the unprivileged runner, drops to it with setpriv.
 func (w *workspace) withHosts(hosts string, args ...string) result {
 	w.t.Helper()
+	return w.withHostsBin(hosts, filepath.Join(bin, "srt"), nil, args...)
+}
+
+// withHostsBin is withHosts with another srt binary and more environment.
+func (w *workspace) withHostsBin(hosts, srt string, env []string, args ...string) result {
+	w.t.Helper()
 	if os.Geteuid() != 0 {
 		w.t.Skip("needs root to give srt a private /etc/hosts (the test would otherwise edit the machine's)")
 	}
 	hostsFile := w.write("hosts", hosts)
-	srt := filepath.Join(bin, "srt")
 	inner := []string{srt}
 	if w.r.uid != 0 {
 		inner = []string{"setpriv", "--reuid", strconv.Itoa(w.r.uid), "--regid", strconv.Itoa(w.r.gid), "--clear-groups", "--", srt}
@@ -77,7 +82,7 @@ func (w *workspace) withHosts(hosts string, args ...string) result {
 	script := `mount --bind "$0" /etc/hosts && exec "$@"`
 	all := append([]string{"--mount", "--propagation", "private", "--", "sh", "-c", script, hostsFile}, append(inner, args...)...)
 	cmd := exec.Command("unshare", all...)
-	cmd.Dir, cmd.Env = w.dir, w.env()
+	cmd.Dir, cmd.Env = w.dir, w.env(env...)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.Run()

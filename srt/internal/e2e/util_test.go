@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"bytes"
+	"io"
 	"strconv"
 	"sync"
 	"testing"
@@ -38,3 +39,9 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// readAll reads r to its end.
+func readAll(r io.Reader) (string, error) {
+	b, err := io.ReadAll(r)
+	return string(b), err
+}

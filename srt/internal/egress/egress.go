@@ -11,6 +11,7 @@
 package egress
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -18,6 +19,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -46,7 +48,52 @@ type Config struct {
 	OnViolation func(line, user string)
 	// OnAsk answers a question no rule decides.
 	OnAsk func(host string, port int, user string) (allow bool, reason string)
+	// Rules are the request options srt-proxy applies; TLS, when set, turns
+	// TLS termination on. srt-proxy reads both when it starts.
+	Rules Rules
+	TLS   *TLS
 }
+
+// Rules are the settings' request options (network.refuseOpaqueTunnels,
+// requireHostMatch, ambiguousRequestTarget, stripResponseHeaders,
+// allowPlaintextHeaderSet).
+type Rules struct {
+	RefuseOpaqueTunnels, RequireHostMatch, PlaintextHeaderSet bool
+	// AmbiguousTarget is "refuse", "asSpelled" or "normalize"; "" when the
+	// settings do not name it (then plain-HTTP targets are not checked).
+	AmbiguousTarget      string
+	StripResponseHeaders []string
+}
+
+// TLS is network.tlsTerminate for srt-proxy. srt holds no key and makes no
+// certificate: srt-proxy loads or makes the CA and writes the trust bundle
+// where BundleOut says, before it reports ready.
+type TLS struct {
+	// CACert and CAKey are caCertPath and caKeyPath, absolute; both empty:
+	// srt-proxy makes a CA for the run, whose key never leaves it.
+	CACert, CAKey string
+	// BundleOut is where srt-proxy writes the sandbox's trust bundle.
+	BundleOut string
+	// ExtraCACerts are extraCaCertPaths; Exclude the excludeDomains
+	// patterns as written.
+	ExtraCACerts, Exclude []string
+	MaxTunnels            int           // 0: srt-proxy's default, 256
+	HandshakeTimeout      time.Duration // 0: srt-proxy's default, 10 s
+}
+
+// StartError is srt-proxy's own account of why it could not start.
+type StartError struct {
+	// Setting is the settings key at fault ("tlsTerminate"), or "" when the
+	// failure is not a settings error.
+	Setting string
+	Msg     string
+}
+
+func (e *StartError) Error() string { return e.Msg }
+
+// readyTimeout bounds the wait for srt-proxy's "ready": its start, the
+// decider's hello, and with TLS termination the CA and the trust bundle.
+const readyTimeout = 20 * time.Second
 
 // Egress is the running decider and proxy.
 type Egress struct {
@@ -67,9 +114,11 @@ type Egress struct {
 // ErrStopped is returned once the egress processes are gone.
 var ErrStopped = errors.New("egress: the proxy processes have stopped")
 
-// Start starts the decider and the proxy. They are ready when Start
-// returns: the decider has its config, and the proxy will accept as soon
-// as it has listeners (a connection made before waits in the backlog).
+// Start starts the decider and the proxy and waits until srt-proxy says it
+// is ready (at most readyTimeout): the decider has its config and said
+// hello, the CA is loaded and the trust bundle written, and the proxy
+// accepts on every listener it is handed from then on. When srt-proxy
+// says it failed, the error is a *StartError with its text.
 func Start(cfg Config) (*Egress, error) {
 	if cfg.Stderr == nil {
 		cfg.Stderr = os.Stderr
@@ -134,23 +183,7 @@ func Start(cfg Config) (*Egress, error) {
 		e.Close()
 		return nil, fmt.Errorf("egress: starting the decider (%s): %w", cfg.DeciderPath, err)
 	}
-	pargs := []string{"--srt-mode", "--decider-fd", "3", "--control-fd", "4"}
-	if cfg.ParentHTTP != "" {
-		pargs = append(pargs, "--parent-http", cfg.ParentHTTP)
-	}
-	if cfg.ParentHTTPS != "" {
-		pargs = append(pargs, "--parent-https", cfg.ParentHTTPS)
-	}
-	if cfg.NoProxy != "" {
-		pargs = append(pargs, "--no-proxy", cfg.NoProxy)
-	}
-	if cfg.VerdictTimeout > 0 {
-		pargs = append(pargs, "--verdict-timeout", cfg.VerdictTimeout.String())
-	}
-	if cfg.Debug {
-		pargs = append(pargs, "-d")
-	}
-	e.proxy = exec.Command(cfg.ProxyPath, pargs...)
+	e.proxy = exec.Command(cfg.ProxyPath, proxyArgs(&cfg)...)
 	e.proxy.ExtraFiles = []*os.File{proxyD, hoProxy}
 	e.proxy.Env = append(os.Environ(), "SRT_PROXY_TOKEN="+cfg.Token)
 	e.proxy.Stderr = cfg.Stderr
@@ -159,13 +192,107 @@ func Start(cfg Config) (*Egress, error) {
 		e.Close()
 		return nil, fmt.Errorf("egress: starting srt-proxy (%s): %w", cfg.ProxyPath, err)
 	}
+	// The children have their ends: ours would keep a child that lost its
+	// peer from seeing the end of its stream while we wait.
+	for _, f := range []*os.File{decP, proxyD, ctlDec, hoProxy} {
+		f.Close()
+	}
 	go e.controlLoop()
 	go func() {
 		e.proxy.Wait()
 		e.decider.Wait()
 		close(e.exited)
 	}()
+	if err := e.waitReady(readyTimeout); err != nil {
+		e.Close()
+		return nil, err
+	}
 	return e, nil
+}
+
+// waitReady reads srt-proxy's one line on the handoff channel: "ready",
+// or "failed" and why (srt-proxy/internal/handoff).
+func (e *Egress) waitReady(timeout time.Duration) error {
+	e.handoff.SetReadDeadline(time.Now().Add(timeout))
+	defer e.handoff.SetReadDeadline(time.Time{})
+	var line []byte
+	buf := make([]byte, 4096)
+	for !bytes.Contains(line, []byte{'\n'}) {
+		n, err := e.handoff.Read(buf)
+		line = append(line, buf[:n]...)
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			return fmt.Errorf("egress: srt-proxy did not report ready within %v", timeout)
+		case err != nil:
+			return fmt.Errorf("egress: srt-proxy stopped before it was ready (%v)", err)
+		case len(line) > 64<<10:
+			return errors.New("egress: srt-proxy's ready line is too long")
+		}
+	}
+	var m struct {
+		T, Error, Setting string
+	}
+	if err := json.Unmarshal(line[:bytes.IndexByte(line, '\n')], &m); err != nil {
+		return fmt.Errorf("egress: srt-proxy's ready line: %w", err)
+	}
+	switch m.T {
+	case "ready":
+		return nil
+	case "failed":
+		return &StartError{Setting: m.Setting, Msg: m.Error}
+	}
+	return fmt.Errorf("egress: srt-proxy said %q instead of ready", m.T)
+}
+
+// proxyArgs is srt-proxy's command line for cfg (srt's mode).
+func proxyArgs(cfg *Config) []string {
+	a := []string{"--srt-mode", "--decider-fd", "3", "--control-fd", "4"}
+	// "--name=value": a value that starts with "-" (a header name may) is
+	// still the option's value.
+	opt := func(name, v string) {
+		if v != "" {
+			a = append(a, name+"="+v)
+		}
+	}
+	flag := func(name string, on bool) {
+		if on {
+			a = append(a, name)
+		}
+	}
+	opt("--parent-http", cfg.ParentHTTP)
+	opt("--parent-https", cfg.ParentHTTPS)
+	opt("--no-proxy", cfg.NoProxy)
+	if cfg.VerdictTimeout > 0 {
+		opt("--verdict-timeout", cfg.VerdictTimeout.String())
+	}
+	flag("-d", cfg.Debug)
+	r := cfg.Rules
+	flag("--refuse-opaque-tunnels", r.RefuseOpaqueTunnels)
+	flag("--require-host-match", r.RequireHostMatch)
+	flag("--plaintext-header-set", r.PlaintextHeaderSet)
+	opt("--ambiguous-target", r.AmbiguousTarget)
+	for _, h := range r.StripResponseHeaders {
+		opt("--strip-response-header", h)
+	}
+	if t := cfg.TLS; t != nil {
+		flag("--tls-terminate", true)
+		opt("--tls-ca-cert", t.CACert)
+		opt("--tls-ca-key", t.CAKey)
+		opt("--tls-bundle-out", t.BundleOut)
+		for _, p := range t.ExtraCACerts {
+			opt("--tls-extra-ca", p)
+		}
+		for _, p := range t.Exclude {
+			opt("--tls-exclude", p)
+		}
+		if t.MaxTunnels > 0 {
+			opt("--max-tunnels", strconv.Itoa(t.MaxTunnels))
+		}
+		if t.HandshakeTimeout > 0 {
+			opt("--handshake-timeout", t.HandshakeTimeout.String())
+		}
+	}
+	return a
 }
 
 // controlLoop receives the decider's violations and questions.
@@ -200,8 +327,11 @@ func (e *Egress) controlLoop() {
 	}
 }
 
-// Sync returns once every message the decider sent before has been
-// handled (every violation recorded), or after timeout.
+// Sync returns once every violation of what happened before has been
+// recorded, or after timeout. It goes through srt-proxy (handoff "sync"),
+// which passes it to the decider behind every refusal it told the decider
+// about; the decider answers on the control channel once it has sent
+// their violations.
 func (e *Egress) Sync(timeout time.Duration) {
 	ch := make(chan struct{})
 	e.mu.Lock()
@@ -212,7 +342,7 @@ func (e *Egress) Sync(timeout time.Duration) {
 	q := e.nextQ
 	e.syncs[q] = ch
 	e.mu.Unlock()
-	if e.ctl.Write(&control.Message{T: control.TSync, Q: q}) != nil {
+	if e.sendHandoff(map[string]any{"t": "sync", "q": q}, nil) != nil {
 		return
 	}
 	select {
@@ -223,15 +353,15 @@ func (e *Egress) Sync(timeout time.Duration) {
 
 // AddListeners hands a sandbox's listening sockets to the proxy.
 func (e *Egress) AddListeners(id string, files []*os.File) error {
-	return e.sendHandoff(map[string]string{"t": "listen", "id": id}, files)
+	return e.sendHandoff(map[string]any{"t": "listen", "id": id}, files)
 }
 
 // RemoveListeners closes a sandbox's listening sockets in the proxy.
 func (e *Egress) RemoveListeners(id string) error {
-	return e.sendHandoff(map[string]string{"t": "close", "id": id}, nil)
+	return e.sendHandoff(map[string]any{"t": "close", "id": id}, nil)
 }
 
-func (e *Egress) sendHandoff(m map[string]string, files []*os.File) error {
+func (e *Egress) sendHandoff(m map[string]any, files []*os.File) error {
 	b, err := json.Marshal(m)
 	if err != nil {
 		return err

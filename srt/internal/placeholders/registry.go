@@ -44,7 +44,8 @@ func Open() (*Registry, error) {
 	return r, nil
 }
 
-// sweep collects, under the lock, the journals of dead processes.
+// sweep collects, under the lock, the journals of dead processes, and
+// removes their run directories (MakeRunDir).
 func (r *Registry) sweep() {
 	ents, err := os.ReadDir(r.dir)
 	if err != nil {
@@ -59,6 +60,10 @@ func (r *Registry) sweep() {
 		case strings.HasPrefix(name, "run-"):
 			if _, err := fmt.Sscanf(name, "run-%d-%d-", &pid, &start); err == nil && !alive(pid, start) {
 				deadJournal = true
+			}
+		case e.IsDir():
+			if pid, start, ok := isRunDir(name); ok && !alive(pid, start) {
+				os.RemoveAll(filepath.Join(r.dir, name)) // nothing in it is shared: no lock needed
 			}
 		}
 	}

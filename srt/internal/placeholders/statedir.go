@@ -33,9 +33,10 @@ func StateDir() (string, error) {
 	return dir, nil
 }
 
-// HaveJournals says whether srt's state directory holds journals: only
-// then can there be placeholders of killed runs to collect. It is one
-// directory read, cheap enough for every start.
+// HaveJournals says whether srt's state directory holds journals or run
+// directories: only then can there be placeholders or run directories of
+// killed runs to collect. It is one directory read, cheap enough for every
+// start.
 func HaveJournals() bool {
 	f, err := os.Open(filepath.Join(os.TempDir(), "srt-"+strconv.Itoa(os.Getuid())))
 	if err != nil {
@@ -44,7 +45,7 @@ func HaveJournals() bool {
 	defer f.Close()
 	names, _ := f.Readdirnames(-1)
 	for _, n := range names {
-		if strings.HasPrefix(n, "run-") {
+		if strings.HasPrefix(n, "run-") || strings.HasPrefix(n, runDirPrefix) {
 			return true
 		}
 	}

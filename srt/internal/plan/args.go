@@ -43,6 +43,9 @@ func (p *Plan) BwrapArgs(initExe string) (options, command []string) {
 	for _, h := range p.Helpers {
 		a = append(a, "--ro-bind", h, h)
 	}
+	if p.TrustBundle != "" {
+		a = append(a, "--ro-bind", p.TrustBundle, TrustBundlePath)
+	}
 	for _, e := range p.Env {
 		if e.Unset {
 			a = append(a, "--unsetenv", e.Name)

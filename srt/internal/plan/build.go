@@ -50,6 +50,9 @@ func Build(in Input) (*Plan, error) {
 			return nil, err
 		}
 	}
+	if err := b.caFiles(); err != nil {
+		return nil, err
+	}
 	if err := b.mounts(); err != nil {
 		return nil, err
 	}
@@ -63,6 +66,7 @@ func Build(in Input) (*Plan, error) {
 		WritePaths: append(append([]string(nil), b.p.WriteRoots...), "/proc"),
 		Listen:     in.Listen,
 	}
+	b.p.TrustBundle = in.TrustBundle
 	// A helper is bound in only where the rules hide it: every mount costs
 	// start-up time.
 	for _, h := range in.Helpers {
@@ -126,6 +130,21 @@ func (b *builder) rules() error {
 	}
 	b.protect = append(b.protect, b.mandatory()...)
 	b.applyProtects()
+	return nil
+}
+
+// caFiles applies tlsTerminate's CA files: the key hidden as a
+// credentials.files deny is (no allow re-opens it, and it holds even with
+// the filesystem rules off), the certificate re-allowed as an allowRead.
+func (b *builder) caFiles() error {
+	if b.in.CACert != "" && !b.in.Config.Filesystem.Disabled {
+		if err := b.read(spelled{field: "network.tlsTerminate.caCertPath", entry: b.in.CACert, abs: b.in.CACert}, false, false); err != nil {
+			return err
+		}
+	}
+	if b.in.CAKey != "" {
+		return b.read(spelled{field: "network.tlsTerminate.caKeyPath", entry: b.in.CAKey, abs: b.in.CAKey}, true, true)
+	}
 	return nil
 }
 

@@ -22,6 +22,11 @@ func (b *builder) env() {
 	}
 	b.gitSafeDirectories(set)
 	b.proxyEnv(set)
+	if b.in.TrustBundle != "" {
+		for _, k := range TrustVars {
+			set(k, TrustBundlePath)
+		}
+	}
 }
 
 // maxSafeDirectories: past this many, one safe.directory=* is set instead

@@ -30,6 +30,32 @@ type Input struct {
 	// Helpers are executables bound read-only at their own path inside
 	// the sandbox, whatever the rules hide (the ssh ProxyCommand).
 	Helpers []string
+	// TrustBundle, when set, is the host file of TLS termination's trust
+	// bundle (network.tlsTerminate): bound read-only at TrustBundlePath
+	// whatever the rules hide, and named by every variable of TrustVars.
+	TrustBundle string
+	// CAKey and CACert are tlsTerminate's caKeyPath and caCertPath,
+	// absolute, when the settings give a CA. The key is never readable
+	// inside, whatever the settings say (filesystem.disabled included):
+	// with it the command could mint certificates its own clients trust.
+	// The certificate stays readable under a covering denyRead (the
+	// reference adds it to allowRead).
+	CAKey, CACert string
+}
+
+// TrustBundlePath is where the trust bundle is inside every sandbox: a
+// fixed path in bubblewrap's in-memory /dev, so the variables read the
+// same in every run and no directory of the host's has to show.
+const TrustBundlePath = "/dev/srt/trust-bundle.crt"
+
+// TrustVars are the variables that point the sandbox's clients at the
+// trust bundle (§5.2): Node, OpenSSL (curl, Python's ssl, git, Ruby, …),
+// curl, requests, pip, git, the AWS SDKs, cargo, Deno, gcloud, Nix.
+// SSL_CERT_DIR is left alone, as the reference does.
+var TrustVars = []string{
+	"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "PIP_CERT",
+	"GIT_SSL_CAINFO", "AWS_CA_BUNDLE", "CARGO_HTTP_CAINFO", "DENO_CERT",
+	"CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", "NIX_SSL_CERT_FILE",
 }
 
 // PrivateTmp is the sandbox's TMPDIR: a directory of the in-memory /dev
@@ -94,6 +120,9 @@ type Plan struct {
 	// Helpers are bound read-only at their own path after every other
 	// mount, so that the rules cannot hide them.
 	Helpers []string
+	// TrustBundle is the host file bound read-only at TrustBundlePath
+	// after every other mount; "" when there is none.
+	TrustBundle string
 	// Init is what the init stage applies before it starts Command.
 	Init    initstage.Spec
 	Command []string

@@ -20,54 +20,73 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 // host is the filesystem every golden case runs against.
 func host() *fsview.Mem {
 	return fsview.NewMem(map[string]string{
-		"/etc/passwd":                           "file",
-		"/etc/ssh/ssh_config.d/20-systemd.conf": "file",
-		"/usr/bin/bash":                         "file",
-		"/usr/local/bin/srt-init":               "file",
-		"/bin":                                  "-> usr/bin",
-		"/proc/cpuinfo":                         "file",
-		"/dev/null":                             "file",
-		"/sys/kernel":                           "dir",
-		"/tmp/srt-tmp":                          "dir",
-		"/home/u/.ssh/id_rsa":                   "file",
-		"/home/u/.bashrc":                       "file",
-		"/home/u/.npm/_logs":                    "dir",
-		"/home/u/.aws":                          "-> /mnt/secrets/aws",
-		"/mnt/secrets/aws/credentials":          "file",
-		"/home/u/proj/.git/HEAD":                "file",
-		"/home/u/proj/.git/config":              "file",
-		"/home/u/proj/.git/hooks/pre-commit":    "file",
-		"/home/u/proj/src/main.go":              "file",
-		"/home/u/proj/secret.txt":               "file",
-		"/home/u/proj/.env":                     "file",
-		"/home/u/proj/a/b/.bashrc":              "file",
-		"/home/u/proj/a/b/c/.bashrc":            "file",
-		"/home/u/proj/a/.vscode/tasks.json":     "file",
-		"/home/u/proj/keys/x.pem":               "file",
-		"/home/u/proj/keys/deep/er/y.pem":       "file",
-		"/home/u/proj/node_modules/z/.bashrc":   "file",
-		"/home/u/proj/sub/.git/HEAD":            "file",
-		"/home/u/proj/link-out":                 "-> /etc",
-		"/home/u/proj/locked":                   "unreadable",
-		"/home/u/sensitive-folder/notes":        "file",
-		"/home/u/proj/list[].ts":                "file",
+		"/etc/passwd":                                 "file",
+		"/etc/ssh/ssh_config.d/20-systemd.conf":       "file",
+		"/usr/bin/bash":                               "file",
+		"/usr/local/bin/srt-init":                     "file",
+		"/bin":                                        "-> usr/bin",
+		"/proc/cpuinfo":                               "file",
+		"/dev/null":                                   "file",
+		"/sys/kernel":                                 "dir",
+		"/tmp/srt-tmp":                                "dir",
+		"/home/u/.ssh/id_rsa":                         "file",
+		"/home/u/.bashrc":                             "file",
+		"/home/u/.npm/_logs":                          "dir",
+		"/home/u/.aws":                                "-> /mnt/secrets/aws",
+		"/mnt/secrets/aws/credentials":                "file",
+		"/home/u/proj/.git/HEAD":                      "file",
+		"/home/u/proj/.git/config":                    "file",
+		"/home/u/proj/.git/hooks/pre-commit":          "file",
+		"/home/u/proj/src/main.go":                    "file",
+		"/home/u/proj/secret.txt":                     "file",
+		"/home/u/proj/.env":                           "file",
+		"/home/u/proj/a/b/.bashrc":                    "file",
+		"/home/u/proj/a/b/c/.bashrc":                  "file",
+		"/home/u/proj/a/.vscode/tasks.json":           "file",
+		"/home/u/proj/keys/x.pem":                     "file",
+		"/home/u/proj/keys/deep/er/y.pem":             "file",
+		"/home/u/proj/node_modules/z/.bashrc":         "file",
+		"/home/u/proj/sub/.git/HEAD":                  "file",
+		"/home/u/proj/link-out":                       "-> /etc",
+		"/home/u/proj/locked":                         "unreadable",
+		"/home/u/sensitive-folder/notes":              "file",
+		"/home/u/proj/list[].ts":                      "file",
+		"/home/u/ca/ca.crt":                           "file",
+		"/home/u/ca/ca.key":                           "file",
+		"/tmp/srt-1000/srt-ca-7-8-x/trust-bundle.crt": "file",
 	})
 }
 
 func TestGolden(t *testing.T) {
-	cases := []struct{ name, settings string }{
-		{"defaults", ""},
-		{"readme-example", `{"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":["~/sensitive-folder"]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
-		{"read-deny-allow", `{"filesystem":{"denyRead":["~","secret.txt","**/*.pem",".env"],"allowRead":["."],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
-		{"write-deny-above-allow", `{"filesystem":{"denyRead":[],"allowWrite":["/","/home/u/proj"],"denyWrite":["/"]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
-		{"write-deny-missing", `{"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":["new/deeper/file","gone.txt","src/main.go","keys/**/*.pem"]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
-		{"disabled", `{"filesystem":{"disabled":true,"denyRead":["~/.ssh"],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
-		{"allow-git-config", `{"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[],"allowGitConfig":true},"network":{"allowedDomains":[],"deniedDomains":[]},"mandatoryDenySearchDepth":1}`},
-		{"deny-root", `{"filesystem":{"denyRead":["/"],"allowRead":["/usr","/etc","~/proj"],"allowWrite":["~/proj/src"],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
-		{"credential-file-deny", `{"filesystem":{"denyRead":[],"allowRead":["~/.aws"],"allowWrite":["~"],"denyWrite":[]},"credentials":{"files":[{"path":"~/.aws/credentials","mode":"deny"},{"path":"~/.ssh","mode":"deny"}],"envVars":[{"name":"GITHUB_TOKEN","mode":"deny"}]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
-		{"literal-and-patterns", `{"filesystem":{"denyRead":[{"path":"list[].ts","literal":true},"/**/*.pem","locked/**/*.key"],"allowWrite":["src/*"],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
-		{"network", `{"filesystem":{"denyRead":["/usr"],"allowRead":["/usr/bin"],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`},
-		{"git-safe-directories", `{"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"git":{"safeDirectories":["~/proj","/"]},"network":{"allowedDomains":[],"deniedDomains":[]},"enableWeakerNestedSandbox":true,"allowNestedUserNamespaces":true}`},
+	// tls is the input of a command under tlsTerminate with a CA of the
+	// settings' own.
+	tls := func(in *Input) {
+		in.TrustBundle = "/tmp/srt-1000/srt-ca-7-8-x/trust-bundle.crt"
+		in.CACert, in.CAKey = "/home/u/ca/ca.crt", "/home/u/ca/ca.key"
+	}
+	cases := []struct {
+		name, settings string
+		in             func(*Input)
+	}{
+		{"defaults", "", nil},
+		{"readme-example", `{"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":["~/sensitive-folder"]},"network":{"allowedDomains":[],"deniedDomains":[]}}`, nil},
+		{"read-deny-allow", `{"filesystem":{"denyRead":["~","secret.txt","**/*.pem",".env"],"allowRead":["."],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`, nil},
+		{"write-deny-above-allow", `{"filesystem":{"denyRead":[],"allowWrite":["/","/home/u/proj"],"denyWrite":["/"]},"network":{"allowedDomains":[],"deniedDomains":[]}}`, nil},
+		{"write-deny-missing", `{"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":["new/deeper/file","gone.txt","src/main.go","keys/**/*.pem"]},"network":{"allowedDomains":[],"deniedDomains":[]}}`, nil},
+		{"disabled", `{"filesystem":{"disabled":true,"denyRead":["~/.ssh"],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`, nil},
+		{"allow-git-config", `{"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[],"allowGitConfig":true},"network":{"allowedDomains":[],"deniedDomains":[]},"mandatoryDenySearchDepth":1}`, nil},
+		{"deny-root", `{"filesystem":{"denyRead":["/"],"allowRead":["/usr","/etc","~/proj"],"allowWrite":["~/proj/src"],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`, nil},
+		{"credential-file-deny", `{"filesystem":{"denyRead":[],"allowRead":["~/.aws"],"allowWrite":["~"],"denyWrite":[]},"credentials":{"files":[{"path":"~/.aws/credentials","mode":"deny"},{"path":"~/.ssh","mode":"deny"}],"envVars":[{"name":"GITHUB_TOKEN","mode":"deny"}]},"network":{"allowedDomains":[],"deniedDomains":[]}}`, nil},
+		{"literal-and-patterns", `{"filesystem":{"denyRead":[{"path":"list[].ts","literal":true},"/**/*.pem","locked/**/*.key"],"allowWrite":["src/*"],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`, nil},
+		{"network", `{"filesystem":{"denyRead":["/usr"],"allowRead":["/usr/bin"],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`, nil},
+		{"git-safe-directories", `{"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"git":{"safeDirectories":["~/proj","/"]},"network":{"allowedDomains":[],"deniedDomains":[]},"enableWeakerNestedSandbox":true,"allowNestedUserNamespaces":true}`, nil},
+		// The bundle is bound at its fixed path even under a denyRead of
+		// "/"; the CA's certificate is re-opened, its key hidden though an
+		// allowRead covers it.
+		{"tls-terminate", `{"filesystem":{"denyRead":["/"],"allowRead":["~"],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[],"tlsTerminate":{"caCertPath":"/home/u/ca/ca.crt","caKeyPath":"/home/u/ca/ca.key"}}}`, tls},
+		{"tls-terminate-fs-disabled", `{"filesystem":{"disabled":true,"denyRead":[],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[],"tlsTerminate":{"caCertPath":"/home/u/ca/ca.crt","caKeyPath":"/home/u/ca/ca.key"}}}`, tls},
+		{"tls-terminate-ephemeral", `{"filesystem":{"denyRead":["/tmp"],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[],"tlsTerminate":{}}}`,
+			func(in *Input) { in.TrustBundle = "/tmp/srt-1000/srt-ca-7-8-x/trust-bundle.crt" }},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -78,14 +97,18 @@ func TestGolden(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			p, err := Build(Input{
+			in := Input{
 				Config: cfg, FS: host(), Cwd: "/home/u/proj", Home: "/home/u", UID: 1000, TmpDir: PrivateTmp,
 				Env: []string{"GIT_CONFIG_COUNT=2"}, Command: []string{"/usr/bin/bash", "-c", "true"},
 				Proxy: &Proxy{HTTPPort: 3128, SOCKSPort: 1080, User: "srt.Y21kK3g/eT0=", Token: "0123456789abcdef0123456789abcdef",
 					Connect: []string{"/usr/local/bin/srt-init", "--srt-connect=v1"}},
 				Listen:  []string{"127.0.0.1:3128", "[::1]:3128", "127.0.0.1:1080", "[::1]:1080"},
 				Helpers: []string{"/usr/local/bin/srt-init"},
-			})
+			}
+			if c.in != nil {
+				c.in(&in)
+			}
+			p, err := Build(in)
 			if err != nil {
 				t.Fatal(err)
 			}

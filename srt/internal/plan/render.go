@@ -23,6 +23,9 @@ func (p *Plan) String() string {
 	for _, h := range p.Helpers {
 		fmt.Fprintf(&sb, "helper %s\n", h)
 	}
+	if p.TrustBundle != "" {
+		fmt.Fprintf(&sb, "trust-bundle %s -> %s\n", p.TrustBundle, TrustBundlePath)
+	}
 	for _, l := range p.Init.Listen {
 		fmt.Fprintf(&sb, "listen %s\n", l)
 	}

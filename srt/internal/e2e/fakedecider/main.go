@@ -2,7 +2,8 @@
 // black-box tests and misbehaves as FAKE_DECIDER says: "late" answers every
 // request after 6 s (past the proxy's 5 s timer), "garbage" answers with a
 // line that is not a message, "die" exits after the hello, "allow" allows
-// everything.
+// everything, "setheader" allows everything and sets "x-set: 1" on every
+// request (as a decider that places a credential would).
 package main
 
 import (
@@ -10,6 +11,7 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/decider/control"
+	"github.com/srt-sandbox/decider/policy"
 	"github.com/srt-sandbox/decider/protocol"
 )
 
@@ -17,7 +19,8 @@ func main() {
 	mode := os.Getenv("FAKE_DECIDER")
 	proxy := os.NewFile(3, "proxy")
 	ctl := control.New(os.NewFile(4, "control"))
-	if _, err := ctl.Read(); err != nil { // the config
+	cfg, err := ctl.Read() // the config
+	if err != nil || cfg.Network == nil {
 		os.Exit(1)
 	}
 	go func() { // srt's end closing is the signal to stop
@@ -32,7 +35,9 @@ func main() {
 	if _, err := r.Read(); err != nil {
 		os.Exit(1)
 	}
-	hello, _ := protocol.Encode(&protocol.DeciderHello{AllowedDomains: []string{}, DeniedDomains: []string{}, Ext: []string{protocol.ExtSRTv1}})
+	// The lists srt sent, as the reference decider says them: the proxy's
+	// resolved-address check takes its exemptions from them.
+	hello, _ := protocol.Encode(&protocol.DeciderHello{AllowedDomains: egress(cfg.Network.AllowedDomains), DeniedDomains: egress(cfg.Network.DeniedDomains), Ext: []string{protocol.ExtSRTv1}})
 	w.Write(hello)
 	if mode == "die" {
 		os.Exit(0)
@@ -59,9 +64,23 @@ func main() {
 			}(req.ID)
 		case "garbage":
 			proxy.Write([]byte("{not a message\n"))
+		case "setheader":
+			b, _ := protocol.Encode(&protocol.Allow{ID: req.ID, SetHeaders: protocol.Headers{{Name: "x-set", Values: []string{"1"}}}})
+			w.Write(b)
 		default:
 			b, _ := protocol.Encode(&protocol.Allow{ID: req.ID})
 			w.Write(b)
 		}
 	}
+}
+
+// egress keeps the entries a hello can carry.
+func egress(list []string) []string {
+	out := []string{}
+	for _, e := range list {
+		if policy.ValidEgressEntry(e) {
+			out = append(out, e)
+		}
+	}
+	return out
 }

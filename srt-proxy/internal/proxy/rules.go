@@ -1,0 +1,122 @@
+package proxy
+
+// Rules are the request options of the settings (network.refuseOpaqueTunnels,
+// requireHostMatch, ambiguousRequestTarget, stripResponseHeaders,
+// allowPlaintextHeaderSet; §5.3, §5.4). They hold for every request the
+// server handles, whatever way it came: inside TLS-terminated tunnels (in
+// both modes), and in srt's own mode also for plain-HTTP requests, CONNECTs
+// that are not terminated and SOCKS5 tunnels. Proxy-only mode sets its
+// fixed policy with them (refuse opaque tunnels, require host match,
+// targets as spelled).
+//
+// Set them on Server.Rules before the first Serve and do not change them
+// afterwards. The zero value is the reference's default: nothing refused,
+// stripped or allowed beyond the decider's verdicts, ambiguous targets
+// refused inside terminated tunnels.
+type Rules struct {
+	// RefuseOpaqueTunnels refuses every tunnel the proxy cannot inspect: a
+	// CONNECT that would not be terminated (no Terminate, or an excluded
+	// host) gets 403, a terminated tunnel whose first bytes are not a TLS
+	// ClientHello is destroyed, and (srt's mode) a SOCKS5 CONNECT gets
+	// reply 0x01. Each refusal comes after the decider allowed the
+	// destination, and is told to it (Asker.Refused).
+	RefuseOpaqueTunnels bool
+	// RequireHostMatch answers 421 when the Host header, the TLS server
+	// name or an absolute-form authority names anything but the
+	// destination (the CONNECT target, or a plain-HTTP request's URL); the
+	// certificate of a terminated tunnel is then always minted for the
+	// target.
+	RequireHostMatch bool
+	// AmbiguousTarget says what to do with a request-target whose
+	// normalized form differs from its spelling, inside terminated tunnels
+	// and, with CheckPlainTargets, on plain HTTP.
+	AmbiguousTarget TargetMode
+	// CheckPlainTargets applies AmbiguousTarget to plain-HTTP requests of
+	// srt's mode too. srt sets it when the settings name
+	// ambiguousRequestTarget; otherwise plain-HTTP targets are forwarded as
+	// spelled (srt never checked them, nor does the reference's CLI).
+	CheckPlainTargets bool
+	// StripResponseHeaders are response header names never returned to
+	// the client (case-insensitive, '-', '_' and '.' folded).
+	StripResponseHeaders []string
+	// PlaintextHeaderSet lets an allow verdict set headers on a plain-HTTP
+	// request (cleartext: anyone on the path reads them); without it such
+	// an allow is refused (403) and nothing is forwarded.
+	PlaintextHeaderSet bool
+}
+
+// TargetMode is the network.ambiguousRequestTarget setting.
+type TargetMode int
+
+const (
+	TargetRefuse    TargetMode = iota // 400 ambiguous-request-target (the default)
+	TargetAsSpelled                   // ask about and forward the target as spelled
+	TargetNormalize                   // ask about and forward the normalized target
+)
+
+// resolve applies the mode to a request path: the path to ask about and
+// forward, or ok false when the request is refused (an ambiguous path
+// under TargetRefuse).
+func (m TargetMode) resolve(path string) (string, bool) {
+	norm := normalizePath(path)
+	if norm == path {
+		return path, true
+	}
+	switch m {
+	case TargetAsSpelled:
+		return path, true
+	case TargetNormalize:
+		return norm, true
+	}
+	return "", false
+}
+
+// stripSet is the folded names of StripResponseHeaders.
+func (r *Rules) stripSet() map[string]bool {
+	m := make(map[string]bool, len(r.StripResponseHeaders))
+	for _, n := range r.StripResponseHeaders {
+		m[foldName(n)] = true
+	}
+	return m
+}
+
+// strips reports whether a response header (any spelling) is never
+// returned to the client.
+func (s *Server) strips(name string) bool {
+	return len(s.strip) > 0 && s.strip[foldName(name)]
+}
+
+// hostMismatch returns why a request's Host header does not name the
+// destination host:port (defPort for a header without a port) under
+// RequireHostMatch, or "". A request without a Host header names nothing,
+// and so does one with two.
+func (r *Rules) hostMismatch(hosts []string, defPort int, host string, port int) string {
+	switch {
+	case !r.RequireHostMatch:
+		return ""
+	case len(hosts) > 1:
+		return whyTwoHosts
+	case len(hosts) == 0 || !namesTarget(hosts[0], defPort, host, port):
+		return whyHostMismatch
+	}
+	return ""
+}
+
+// plainRules applies the rules to a plain-HTTP request of srt's mode
+// before the decider is asked, in the order of a terminated tunnel's
+// requests: requireHostMatch (421), then ambiguousRequestTarget (400, or
+// t.path replaced by the form to ask about and forward). It returns the
+// cause and reason of a refusal, or 0.
+func (s *Server) plainRules(head *requestHead, t *absTarget) (Cause, string) {
+	if why := s.Rules.hostMismatch(head.values("host"), defaultPort(t.scheme), t.host, t.port); why != "" {
+		return CauseMisdirected, why
+	}
+	if s.Rules.CheckPlainTargets {
+		p, ok := s.Rules.AmbiguousTarget.resolve(t.path)
+		if !ok {
+			return CauseAmbiguousTarget, whyAmbiguous
+		}
+		t.path = p
+	}
+	return 0, ""
+}

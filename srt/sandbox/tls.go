@@ -1,0 +1,131 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"time"
+
+	"github.com/srt-sandbox/srt/internal/egress"
+	"github.com/srt-sandbox/srt/internal/placeholders"
+	"github.com/srt-sandbox/srt/settings"
+)
+
+// trustFiles are what a sandbox needs of the running egress's TLS
+// termination: the trust bundle srt-proxy wrote (host path) and the
+// settings' CA files, absolute.
+type trustFiles struct {
+	dir, bundle   string
+	caCert, caKey string
+}
+
+// bundleName is the trust bundle's file name in its run directory.
+const bundleName = "trust-bundle.crt"
+
+// tlsConfig is what srt-proxy needs for network.tlsTerminate: the CA's
+// paths made absolute (srt-proxy and the plan see the same files), the
+// bundle's path in a fresh run directory of srt's state directory.
+// srt makes no certificate and reads no key: srt-proxy does, so that
+// srt's own start never pays for the crypto packages.
+func tlsConfig(t *settings.TLSTerminate) (*egress.TLS, *trustFiles, error) {
+	abs := func(p string) string {
+		if p == "" {
+			return ""
+		}
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	dir, err := placeholders.MakeRunDir()
+	if err != nil {
+		return nil, nil, fmt.Errorf("tlsTerminate: a directory for the trust bundle: %w", err)
+	}
+	files := &trustFiles{dir: dir, bundle: filepath.Join(dir, bundleName), caCert: abs(t.CACertPath), caKey: abs(t.CAKeyPath)}
+	cfg := &egress.TLS{
+		CACert: files.caCert, CAKey: files.caKey, BundleOut: files.bundle,
+		MaxTunnels: t.MaxTunnels, HandshakeTimeout: time.Duration(t.HandshakeTimeoutMs) * time.Millisecond,
+	}
+	for _, p := range t.ExtraCACertPaths {
+		cfg.ExtraCACerts = append(cfg.ExtraCACerts, abs(p))
+	}
+	for _, p := range t.ExcludeDomains {
+		cfg.Exclude = append(cfg.Exclude, p.String())
+	}
+	return cfg, files, nil
+}
+
+// rulesOf are the settings' request options as srt-proxy takes them.
+func rulesOf(n *settings.Network) egress.Rules {
+	return egress.Rules{
+		RefuseOpaqueTunnels: n.RefuseOpaqueTunnels, RequireHostMatch: n.RequireHostMatch,
+		PlaintextHeaderSet: n.AllowPlaintextHeaderSet, AmbiguousTarget: n.AmbiguousRequestTarget,
+		StripResponseHeaders: n.StripResponseHeaders,
+	}
+}
+
+// startError turns srt-proxy's account of a failed start into srt's
+// error: a settings error (ErrInvalidConfig, naming the key) when the
+// settings caused it, as a bad caCertPath/caKeyPath pair does.
+func startError(err error) error {
+	var se *egress.StartError
+	if errors.As(err, &se) && se.Setting != "" {
+		return &settings.InvalidError{Issues: []settings.Issue{{Path: "network." + se.Setting, Message: se.Msg}}}
+	}
+	return err
+}
+
+// readyTrust makes the run directory readable by the sandbox's user once
+// srt-proxy wrote the bundle into it (it was made 0700, as every entry of
+// the state directory; the state directory itself stays 0700).
+func readyTrust(f *trustFiles) {
+	os.Chmod(f.dir, 0o755)
+}
+
+// startOnlyKeys are the settings srt-proxy reads once, when it starts: a
+// live update cannot change them.
+func startOnlyKeys(a, b *settings.Network) []string {
+	var keys []string
+	for _, k := range []struct {
+		name string
+		same bool
+	}{
+		{"tlsTerminate", reflect.DeepEqual(a.TLSTerminate, b.TLSTerminate)},
+		{"refuseOpaqueTunnels", a.RefuseOpaqueTunnels == b.RefuseOpaqueTunnels},
+		{"requireHostMatch", a.RequireHostMatch == b.RequireHostMatch},
+		{"ambiguousRequestTarget", a.AmbiguousRequestTarget == b.AmbiguousRequestTarget},
+		{"stripResponseHeaders", reflect.DeepEqual(a.StripResponseHeaders, b.StripResponseHeaders)},
+		{"allowPlaintextHeaderSet", a.AllowPlaintextHeaderSet == b.AllowPlaintextHeaderSet},
+	} {
+		if !k.same {
+			keys = append(keys, "network."+k.name)
+		}
+	}
+	return keys
+}
+
+// warnStartOnly says, on a live update, which start-only settings it
+// changes: they keep the values the proxy started with.
+func (m *Manager) warnStartOnly(cfg *settings.Config) {
+	started := m.net.started.Load()
+	if started == nil {
+		return // not started: it will start with this config
+	}
+	if keys := startOnlyKeys(started, &cfg.Network); len(keys) > 0 {
+		fmt.Fprintf(m.opts.Warnings, "srt: warning: the update changes %s, which the network proxy reads only when it starts; the running proxy keeps the values it started with (start a new srt, or a new Manager, to change them)\n", strings.Join(keys, ", "))
+	}
+}
+
+// TrustBundle is the host path of the trust bundle the sandboxes get under
+// network.tlsTerminate (the CA srt-proxy signs with, the host's roots and
+// extraCaCertPaths), once the network proxy has started with TLS
+// termination; "" otherwise. It is removed at Close.
+func (m *Manager) TrustBundle() string {
+	if f := m.net.trust.Load(); f != nil {
+		return f.bundle
+	}
+	return ""
+}
