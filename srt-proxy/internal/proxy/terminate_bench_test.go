@@ -315,8 +315,9 @@ func (tb *tlsBench) download(t testing.TB, mode string, size int64) (time.Durati
 
 // TestTerminatedDownloadRatio measures a 256 MiB download through a
 // terminated tunnel against an opaque one in the same run (best of three
-// each) and wants at least half the opaque throughput. It runs only when
-// SRT_PROXY_TLS_BENCH=1: a timing test on a shared machine is noise.
+// each) and reports the ratio (target: at least 0.5). It is a benchmark,
+// run by scripts/bench tls with SRT_PROXY_TLS_BENCH=1, not a test: timing
+// on a shared machine is noise.
 func TestTerminatedDownloadRatio(t *testing.T) {
 	if os.Getenv("SRT_PROXY_TLS_BENCH") != "1" || raceEnabled {
 		t.Skip("set SRT_PROXY_TLS_BENCH=1 (and no race detector) to measure")
@@ -337,10 +338,7 @@ func TestTerminatedDownloadRatio(t *testing.T) {
 	}
 	mbps := func(d time.Duration) float64 { return size / d.Seconds() / (1 << 20) }
 	ratio := best["opaque"].Seconds() / best["terminated"].Seconds()
-	t.Logf("256 MiB: opaque %.0f MiB/s, terminated %.0f MiB/s, ratio %.2f", mbps(best["opaque"]), mbps(best["terminated"]), ratio)
-	if ratio < 0.5 {
-		t.Errorf("terminated/opaque throughput ratio %.2f, want at least 0.5", ratio)
-	}
+	fmt.Printf("  256 MiB download   opaque %.0f MiB/s, terminated %.0f MiB/s\n  ratio terminated/opaque %.2f   (target >= 0.5)\n", mbps(best["opaque"]), mbps(best["terminated"]), ratio)
 }
 
 // TestTerminatedIdleTunnelsMemory holds 256 terminated tunnels idle (each
@@ -372,8 +370,10 @@ func TestTerminatedIdleTunnelsMemory(t *testing.T) {
 	}
 	time.Sleep(200 * time.Millisecond)
 	after := rssMiB(t, tb.proxyPID)
-	t.Logf("proxy RSS: %.1f MiB idle, %.1f MiB with %d idle terminated tunnels (%.1f KiB per tunnel, upstream leg included)",
-		before, after, tunnels, (after-before)*1024/tunnels)
+	if os.Getenv("SRT_PROXY_TLS_BENCH") == "1" {
+		fmt.Printf("  srt-proxy RSS      %.1f MiB idle, %.1f MiB with %d idle terminated tunnels (%.1f KiB each, upstream leg included)\n",
+			before, after, tunnels, (after-before)*1024/tunnels)
+	}
 	if after > limitMiB {
 		t.Errorf("RSS %.1f MiB with %d idle terminated tunnels, limit %d MiB", after, tunnels, limitMiB)
 	}
