@@ -30,14 +30,17 @@ func (m *Manager) RegisterCommandNetwork(id string, allowedDomains []string) err
 			return fmt.Errorf("registerCommandNetworkLists: invalid allowedDomains entry %q. %s: %w", e, err, ErrInvalidConfig)
 		}
 	}
+	m.net.regMu.Lock()
+	defer m.net.regMu.Unlock()
 	m.net.mu.Lock()
 	if m.net.lists == nil {
 		m.net.lists = map[string][]string{}
 	}
 	m.net.lists[id] = append([]string(nil), allowedDomains...)
+	eg := m.net.eg
 	m.net.mu.Unlock()
-	if m.net.eg != nil {
-		return m.net.eg.Register(id, allowedDomains)
+	if eg != nil {
+		return eg.Register(id, allowedDomains)
 	}
 	return nil
 }
@@ -45,11 +48,14 @@ func (m *Manager) RegisterCommandNetwork(id string, allowedDomains []string) err
 // UnregisterCommandNetwork removes a command's own list; an id with none is
 // ignored.
 func (m *Manager) UnregisterCommandNetwork(id string) error {
+	m.net.regMu.Lock()
+	defer m.net.regMu.Unlock()
 	m.net.mu.Lock()
 	delete(m.net.lists, id)
+	eg := m.net.eg
 	m.net.mu.Unlock()
-	if m.net.eg != nil {
-		return m.net.eg.Unregister(id)
+	if eg != nil {
+		return eg.Unregister(id)
 	}
 	return nil
 }

@@ -209,8 +209,8 @@ func (m *Manager) UpdateConfig(cfg *settings.Config) error {
 	m.cfg = cfg
 	m.mu.Unlock()
 	m.warnStartOnly(cfg)
-	if m.net.eg != nil {
-		return m.net.eg.Update(networkOf(cfg), m.opts.Ask != nil)
+	if eg := m.net.current(); eg != nil {
+		return eg.Update(networkOf(cfg), m.opts.Ask != nil)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"encoding/hex"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -38,6 +39,10 @@ type network struct {
 	once  sync.Once
 	eg    *egress.Egress
 	err   error
+	// regMu orders per-command list registrations with the replay of
+	// those made before the egress started (held across the decider's
+	// confirmation, so not mu, which violation callbacks take).
+	regMu sync.Mutex
 	// texts maps attribution labels to command texts (FIFO of 1024).
 	mu     sync.Mutex
 	texts  map[string]string
@@ -98,6 +103,13 @@ func (n *network) remember(label, text string) {
 	n.texts[label] = text
 }
 
+// current is the running egress, if it has started.
+func (n *network) current() *egress.Egress {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.eg
+}
+
 func (n *network) textOf(label string) string {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -137,7 +149,7 @@ func (m *Manager) egress() (*egress.Egress, error) {
 			}
 		}
 		parent := parentProxy(cfg)
-		m.net.eg, m.net.err = egress.Start(egress.Config{
+		eg, err := egress.Start(egress.Config{
 			DeciderPath: decider, ProxyPath: proxy,
 			ParentHTTP: parent.HTTP, ParentHTTPS: parent.HTTPS, NoProxy: parent.NoProxy,
 			Network: networkOf(cfg), Ask: m.opts.Ask != nil, Token: m.net.token,
@@ -146,8 +158,8 @@ func (m *Manager) egress() (*egress.Egress, error) {
 			OnViolation: m.violation, OnAsk: m.ask,
 			Rules: rulesOf(&cfg.Network), TLS: tlsCfg,
 		})
-		if m.net.err != nil {
-			m.net.err = startError(m.net.err)
+		if err != nil {
+			m.net.err = startError(err)
 			if trust != nil {
 				os.RemoveAll(trust.dir)
 			}
@@ -158,13 +170,22 @@ func (m *Manager) egress() (*egress.Egress, error) {
 			readyTrust(trust)
 			m.net.trust.Store(trust)
 		}
-		if m.net.err == nil {
-			// Lists registered before the egress started.
-			m.net.mu.Lock()
-			for id, l := range m.net.lists {
-				m.net.eg.Register(id, l)
-			}
-			m.net.mu.Unlock()
+		// Lists registered before the egress started go to the decider
+		// before any connection is handed over; one registered from now on
+		// finds m.net.eg set and goes itself.
+		m.net.regMu.Lock()
+		m.net.mu.Lock()
+		m.net.eg = eg
+		lists := maps.Clone(m.net.lists)
+		m.net.mu.Unlock()
+		for id, l := range lists {
+			eg.Register(id, l)
+		}
+		m.net.regMu.Unlock()
+		// An update made while the egress was starting found no egress
+		// to tell.
+		if now := m.Config(); now != cfg {
+			eg.Update(networkOf(now), m.opts.Ask != nil)
 		}
 	})
 	return m.net.eg, m.net.err
@@ -220,8 +241,8 @@ func networkOf(cfg *settings.Config) control.Network {
 // SyncViolations returns once every violation of the commands that have
 // finished has been recorded (the decider sends them asynchronously).
 func (m *Manager) SyncViolations() {
-	if m.net.eg != nil {
-		m.net.eg.Sync(2 * time.Second)
+	if eg := m.net.current(); eg != nil {
+		eg.Sync(2 * time.Second)
 	}
 }
 

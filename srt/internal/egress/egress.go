@@ -391,13 +391,49 @@ func (e *Egress) Update(n control.Network, ask bool) error {
 }
 
 // Register gives a command its own allow list.
+//
+// It returns once the decider has the list: the decider reads its control
+// channel in order, so the answer to a sync sent after it says so. (Without
+// the wait a connection made at once could be decided before the list
+// arrives.)
 func (e *Egress) Register(id string, allowed []string) error {
-	return e.ctl.Write(&control.Message{T: control.TRegister, ID: id, AllowedDomains: allowed})
+	if err := e.ctl.Write(&control.Message{T: control.TRegister, ID: id, AllowedDomains: allowed}); err != nil {
+		return err
+	}
+	return e.controlSync(5 * time.Second)
 }
 
 // Unregister removes a command's own allow list.
 func (e *Egress) Unregister(id string) error {
-	return e.ctl.Write(&control.Message{T: control.TUnregister, ID: id})
+	if err := e.ctl.Write(&control.Message{T: control.TUnregister, ID: id}); err != nil {
+		return err
+	}
+	return e.controlSync(5 * time.Second)
+}
+
+// controlSync returns once the decider has handled every control message
+// written before it.
+func (e *Egress) controlSync(timeout time.Duration) error {
+	ch := make(chan struct{})
+	e.mu.Lock()
+	if e.syncs == nil {
+		e.syncs = map[uint64]chan struct{}{}
+	}
+	e.nextQ++
+	q := e.nextQ
+	e.syncs[q] = ch
+	e.mu.Unlock()
+	if err := e.ctl.Write(&control.Message{T: control.TSync, Q: q}); err != nil {
+		return err
+	}
+	select {
+	case <-ch:
+		return nil
+	case <-e.exited:
+		return ErrStopped
+	case <-time.After(timeout):
+		return errors.New("egress: the decider did not confirm the command's list")
+	}
 }
 
 // Exited is closed once both processes have exited.
