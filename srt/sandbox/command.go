@@ -152,7 +152,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	// Under tlsTerminate the proxy starts now, not at the first
 	// connection: the plan binds the trust bundle it writes, and a CA that
 	// cannot be used is a settings error before anything runs.
-	if cfg.Network.TLSTerminate != nil {
+	if cfg.Network.TLSTerminate != nil && m.net.ext.http == 0 {
 		if _, err := m.egress(); err != nil {
 			return nil, err
 		}

@@ -30,6 +30,7 @@ func (m *Manager) RegisterCommandNetwork(id string, allowedDomains []string) err
 			return fmt.Errorf("registerCommandNetworkLists: invalid allowedDomains entry %q. %s: %w", e, err, ErrInvalidConfig)
 		}
 	}
+	m.noteExternalLists()
 	m.net.regMu.Lock()
 	defer m.net.regMu.Unlock()
 	m.net.mu.Lock()

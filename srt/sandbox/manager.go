@@ -115,7 +115,10 @@ func New(cfg *settings.Config, opts Options) (*Manager, error) {
 	}
 	opts.Logger.Debug().Str("bwrap", info.Path).Str("version", info.Version.String()).Str("init", initExe).Msg("sandbox ready")
 	m := &Manager{opts: opts, bwrap: info, shell: shell, cfg: cfg, initExe: initExe}
-	m.net.token = newToken()
+	m.net.ext = externalOf(&cfg.Network)
+	if m.net.ext.ownProxy() {
+		m.net.token = newToken()
+	}
 	m.net.helper = hostPath(initExe)
 	return m, nil
 }
@@ -199,8 +202,9 @@ func (m *Manager) Config() *settings.Config {
 // connection. What the network proxy reads when it starts
 // (network.tlsTerminate and the request options refuseOpaqueTunnels,
 // requireHostMatch, ambiguousRequestTarget, stripResponseHeaders,
-// allowPlaintextHeaderSet; parentProxy) keeps the values it started with;
-// an update that changes them says so on Options.Warnings.
+// allowPlaintextHeaderSet; parentProxy) keeps the values it started with,
+// and so do network.httpProxyPort and socksProxyPort, read by New; an
+// update that changes them says so on Options.Warnings.
 func (m *Manager) UpdateConfig(cfg *settings.Config) error {
 	if cfg == nil {
 		return errors.New("sandbox: nil config")
@@ -209,6 +213,7 @@ func (m *Manager) UpdateConfig(cfg *settings.Config) error {
 	m.cfg = cfg
 	m.mu.Unlock()
 	m.warnStartOnly(cfg)
+	m.warnExternalPorts(cfg)
 	if eg := m.net.current(); eg != nil {
 		return eg.Update(networkOf(cfg), m.opts.Ask != nil)
 	}

@@ -35,7 +35,8 @@ var listenAddrs = []string{"127.0.0.1:3128", "[::1]:3128", "127.0.0.1:1080", "[:
 // network is the manager's side of the egress processes, started the
 // first time a sandbox's proxy gets a connection.
 type network struct {
-	token string
+	token string // "" when no port is srt's own proxy's
+	ext   externalPorts
 	once  sync.Once
 	eg    *egress.Egress
 	err   error
@@ -118,7 +119,8 @@ func (n *network) textOf(label string) string {
 
 // proxyPlan is the proxy part of a command's plan.
 func (m *Manager) proxyPlan(key string) *plan.Proxy {
-	p := &plan.Proxy{HTTPPort: httpProxyPort, SOCKSPort: socksProxyPort, User: userFor(key), Token: m.net.token}
+	p := &plan.Proxy{HTTPPort: httpProxyPort, SOCKSPort: socksProxyPort, User: userFor(key), Token: m.net.token,
+		HTTPExternal: m.net.ext.http != 0, SOCKSExternal: m.net.ext.socks != 0}
 	if m.net.helper != "" {
 		p.Connect = []string{m.net.helper, "--srt-connect=v1"}
 	}
@@ -131,10 +133,14 @@ func (m *Manager) proxyPlan(key string) *plan.Proxy {
 func (m *Manager) egress() (*egress.Egress, error) {
 	m.net.once.Do(func() {
 		cfg := m.Config()
-		decider, err := companion(m.opts.DeciderExecutable, "decider")
-		if err != nil {
-			m.net.err = err
-			return
+		// With every port relayed to an external proxy there is nothing
+		// for srt to decide: srt-proxy runs alone.
+		relayOnly := !m.net.ext.ownProxy()
+		decider := ""
+		if !relayOnly {
+			if decider, m.net.err = companion(m.opts.DeciderExecutable, "decider"); m.net.err != nil {
+				return
+			}
 		}
 		proxy, err := companion(m.opts.ProxyExecutable, "srt-proxy")
 		if err != nil {
@@ -143,7 +149,9 @@ func (m *Manager) egress() (*egress.Egress, error) {
 		}
 		var tlsCfg *egress.TLS
 		var trust *trustFiles
-		if t := cfg.Network.TLSTerminate; t != nil {
+		// TLS termination is srt's own HTTP proxy's (the settings refuse
+		// it with httpProxyPort; an update cannot bring it back).
+		if t := cfg.Network.TLSTerminate; t != nil && m.net.ext.http == 0 {
 			if tlsCfg, trust, m.net.err = tlsConfig(t); m.net.err != nil {
 				return
 			}
@@ -156,7 +164,7 @@ func (m *Manager) egress() (*egress.Egress, error) {
 			VerdictTimeout: m.verdictTimeout(),
 			Debug:          m.opts.Debug, Stderr: m.opts.Warnings,
 			OnViolation: m.violation, OnAsk: m.ask,
-			Rules: rulesOf(&cfg.Network), TLS: tlsCfg,
+			Rules: rulesOf(&cfg.Network), TLS: tlsCfg, RelayOnly: relayOnly,
 		})
 		if err != nil {
 			m.net.err = startError(err)
@@ -329,7 +337,7 @@ func (m *Manager) serveListeners(c *Cmd, id string) {
 		fmt.Fprintf(m.opts.Warnings, "srt: the network proxy could not start, so the sandbox has no network: %v\n", err)
 		return
 	}
-	if err := eg.AddListeners(id, files); err != nil {
+	if err := m.net.ext.handOver(eg, id, files); err != nil {
 		fmt.Fprintf(m.opts.Warnings, "srt: the network proxy could not take the sandbox's listeners: %v\n", err)
 		return
 	}

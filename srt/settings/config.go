@@ -39,6 +39,10 @@ type Network struct {
 	StrictAllowlist         bool
 	DeniedResolvedAddresses []netip.Prefix
 	AllowAllUnixSockets     bool
+	// HTTPProxyPort and SOCKSProxyPort, when not 0, are the ports of
+	// external proxies on this host's localhost that the sandbox's HTTP
+	// (3128) and SOCKS (1080) proxy ports are relayed to, byte for byte,
+	// instead of srt's own proxy: they do all the filtering on that side.
 	HTTPProxyPort           int
 	SOCKSProxyPort          int
 	MitmProxy               *MitmProxy

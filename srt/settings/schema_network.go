@@ -98,6 +98,7 @@ func (c *checker) network(p path, v *value, cfg *Config, root *value) {
 		{name: "tlsTerminate", check: func(p path, v *value) { n.TLSTerminate = c.tlsTerminate(p, v) }},
 	})
 	n.Lists = &policy.Lists{Allowed: allowed, Denied: denied, DeniedReasons: n.DeniedDomainReasons, Strict: n.StrictAllowlist}
+	c.externalProxy(p, v, n)
 }
 
 // patterns checks a list of domain patterns with parse.

@@ -11,10 +11,8 @@ const notYet = "srt does not implement this setting yet, and running without it 
 // entry goes away when its feature lands.
 func (c *checker) unimplemented(cfg *Config, root *value) {
 	net := root.get("network")
-	for _, key := range []string{"httpProxyPort", "socksProxyPort", "mitmProxy"} {
-		if net.get(key) != nil {
-			c.add(path{"network", key}, "%s", notYet)
-		}
+	if net.get("mitmProxy") != nil {
+		c.add(path{"network", "mitmProxy"}, "%s", notYet)
 	}
 	for i, e := range cfg.Credentials.EnvVars {
 		if e.Mode == "mask" {

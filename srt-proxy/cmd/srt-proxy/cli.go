@@ -95,7 +95,7 @@ func flags() []cli.Flag {
 		&cli.DurationFlag{Name: "verdict-timeout", Value: link.DefaultTimeout, Usage: "how long a request waits for its verdict"},
 		&cli.BoolFlag{Name: "debug", Aliases: []string{"d"}, Usage: "one decision line per request on stderr"},
 		&cli.BoolFlag{Name: "version", Usage: `print "srt-proxy <version>" and exit; every other option is ignored`},
-		&cli.BoolFlag{Name: "srt-mode", Usage: "srt's own mode: listeners and stop come over --control-fd (srt starts srt-proxy so)"},
+		&cli.BoolFlag{Name: "srt-mode", Usage: "srt's own mode: listeners and stop come over --control-fd (srt starts srt-proxy so); without --decider-fd it only relays"},
 		&cli.StringFlag{Name: "control-fd", Usage: "srt's mode: descriptor of srt's control channel"},
 		&cli.StringFlag{Name: "parent-http", Usage: "srt's mode: parent proxy `URL` for plain HTTP"},
 		&cli.StringFlag{Name: "parent-https", Usage: "srt's mode: parent proxy `URL` for tunnels (default: --parent-http)"},
@@ -125,9 +125,19 @@ var srtModeOnly = []string{
 func runSRTMode(c *cli.Context, stderr io.Writer) int {
 	dec, err1 := fdFlag(c, "decider-fd")
 	ctl, err2 := fdFlag(c, "control-fd")
-	if err := errors.Join(err1, err2); err != nil || dec < 0 || ctl < 0 {
-		fmt.Fprintln(stderr, srtModeTitle+"--srt-mode needs --decider-fd and --control-fd")
+	if err := errors.Join(err1, err2); err != nil || ctl < 0 {
+		fmt.Fprintln(stderr, srtModeTitle+"--srt-mode needs --control-fd (and --decider-fd, unless it only relays)")
 		return exitUsage
+	}
+	if dec < 0 {
+		// Without a decider srt-proxy only relays to external proxies;
+		// an option of its own proxy would be silently dropped.
+		for _, name := range append([]string{"parent-http", "parent-https", "no-proxy", "verdict-timeout", "strip-response-header", "plaintext-header-set"}, srtModeOnly...) {
+			if c.IsSet(name) {
+				fmt.Fprintf(stderr, srtModeTitle+"--%s needs --decider-fd: without a decider srt-proxy only relays\n", name)
+				return exitUsage
+			}
+		}
 	}
 	o := srtOptions{
 		deciderFD: dec, controlFD: ctl,
@@ -138,7 +148,12 @@ func runSRTMode(c *cli.Context, stderr io.Writer) int {
 		fmt.Fprintln(stderr, srtModeTitle+err.Error())
 		return exitUsage
 	}
-	err := runSRT(o)
+	var err error
+	if dec < 0 {
+		err = runRelayOnly(o)
+	} else {
+		err = runSRT(o)
+	}
 	// In srt's mode srt-proxy stops when srt does; that is not a failure.
 	if err != nil && c.Bool("debug") {
 		fmt.Fprintf(stderr, srtModeTitle+"stopped (%v)\n", err)

@@ -88,7 +88,7 @@ func runSRT(o srtOptions) error {
 		fmt.Fprintf(os.Stderr, "srt-proxy: the decider link is down (%v); every request is refused from now on\n", l.Err())
 	}()
 	go func() {
-		err := serveHandoff(ctl, srv, l)
+		err := serveHandoff(ctl, srv, l, newRelays(o.debug))
 		close(stopping)
 		stop <- err
 	}()
@@ -139,10 +139,12 @@ func startSRT(o srtOptions, dec *os.File, token string) (*proxy.Server, *link.Li
 	return srv, l, nil
 }
 
-// serveHandoff serves every listener srt hands over, closes those of a
-// sandbox that ended, and passes srt's syncs to the decider behind what the
-// proxy told it (violations of refusals made after an allow).
-func serveHandoff(c *net.UnixConn, srv *proxy.Server, l *link.Link) error {
+// serveHandoff serves every listener srt hands over (or relays it, when
+// the message says so), closes those of a sandbox that ended, and passes
+// srt's syncs to the decider behind what the proxy told it (violations of
+// refusals made after an allow). srv and l are nil when srt-proxy only
+// relays (runRelayOnly).
+func serveHandoff(c *net.UnixConn, srv *proxy.Server, l *link.Link, relays *relays) error {
 	r := handoff.NewReceiver(c)
 	var mu sync.Mutex
 	bySandbox := map[string][]net.Listener{}
@@ -159,10 +161,15 @@ func serveHandoff(c *net.UnixConn, srv *proxy.Server, l *link.Link) error {
 				if err != nil {
 					return fmt.Errorf("control: %w", err)
 				}
+				serve, err := relays.server(m.Relay, srv)
+				if err != nil {
+					ln.Close()
+					return fmt.Errorf("control: %w", err)
+				}
 				mu.Lock()
 				bySandbox[m.ID] = append(bySandbox[m.ID], ln)
 				mu.Unlock()
-				go srv.Serve(ln)
+				go serve(ln)
 			}
 		case "close":
 			mu.Lock()
@@ -172,7 +179,9 @@ func serveHandoff(c *net.UnixConn, srv *proxy.Server, l *link.Link) error {
 			delete(bySandbox, m.ID)
 			mu.Unlock()
 		case "sync":
-			l.Sync(m.Q)
+			if l != nil {
+				l.Sync(m.Q)
+			}
 		default:
 			return fmt.Errorf("control: unknown message %q", m.T)
 		}

@@ -2,18 +2,25 @@
 // sandbox it starts, and takes them back when the sandbox ends: one JSON
 // object per line on a Unix socket pair, the sockets riding along as
 // SCM_RIGHTS. The end of the stream means srt is gone, and srt-proxy stops.
+// A "listen" with a relay hands over sockets whose connections srt-proxy
+// relays byte for byte to an external proxy on this host's localhost
+// (network.httpProxyPort, socksProxyPort) instead of serving them.
 //
 // The other way, srt-proxy sends one line once it has started: "ready"
 // when it serves (the decider said hello; the CA is loaded and the trust
 // bundle written when it terminates TLS), or "failed" with what went
 // wrong, and then it exits. srt waits for that line before it uses the
-// proxy (srt/internal/egress).
+// proxy (srt/internal/egress). Started without a decider (srt does so when
+// every sandbox port is relayed), srt-proxy only relays, and is ready at
+// once.
 //
 //	srt                                           srt-proxy
 //	  │                                              │ TLS set-up, decider hello
 //	  │ ◀── {"t":"ready"} ─────────────────────────── │
 //	  │      or {"t":"failed","error":"tlsTerminate: …","setting":"tlsTerminate"}
 //	  │ ── {"t":"listen","id":"…"} + SCM_RIGHTS ─────▶ │ serves them
+//	  │ ── {"t":"listen","id":"…","relay":{"port":8080,"setting":"httpProxyPort"}}
+//	  │                           + SCM_RIGHTS ─────▶ │ relays them to localhost:8080
 //	  │ ── {"t":"close","id":"…"} ──────────────────▶ │ closes them
 //	  │ ── {"t":"sync","q":N} ──────────────────────▶ │ ── sync {id N} ──▶ decider ── sync {q N} ──▶ srt
 //	  │ ── end of stream ───────────────────────────▶ │ stops
@@ -41,6 +48,19 @@ type Message struct {
 	// Setting names the settings key at fault when the failure is a
 	// settings error ("tlsTerminate"): srt reports it as one.
 	Setting string `json:"setting,omitempty"`
+	// Relay, on a "listen", says where its sockets' connections go
+	// instead of srt-proxy's own proxy.
+	Relay *Relay `json:"relay,omitempty"`
+}
+
+// Relay is an external proxy that a sandbox's proxy port stands for.
+type Relay struct {
+	// Port is the external proxy's port on this host's localhost.
+	Port int `json:"port"`
+	// Setting is the settings key that names it ("httpProxyPort",
+	// "socksProxyPort"), for srt-proxy's warning when nothing listens
+	// there.
+	Setting string `json:"setting"`
 }
 
 // Ready tells srt that srt-proxy serves.

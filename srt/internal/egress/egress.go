@@ -52,6 +52,11 @@ type Config struct {
 	// TLS termination on. srt-proxy reads both when it starts.
 	Rules Rules
 	TLS   *TLS
+	// RelayOnly starts srt-proxy without a decider, to relay every
+	// listener to an external proxy (AddRelay): both network.httpProxyPort
+	// and socksProxyPort are set, so nothing is srt's to decide. Only
+	// ProxyPath, Debug and Stderr matter then.
+	RelayOnly bool
 }
 
 // Rules are the settings' request options (network.refuseOpaqueTunnels,
@@ -122,6 +127,9 @@ var ErrStopped = errors.New("egress: the proxy processes have stopped")
 func Start(cfg Config) (*Egress, error) {
 	if cfg.Stderr == nil {
 		cfg.Stderr = os.Stderr
+	}
+	if cfg.RelayOnly {
+		return startRelayOnly(cfg)
 	}
 	pair := func() (*os.File, *os.File, error) {
 		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
@@ -333,6 +341,9 @@ func (e *Egress) controlLoop() {
 // about; the decider answers on the control channel once it has sent
 // their violations.
 func (e *Egress) Sync(timeout time.Duration) {
+	if e.ctl == nil {
+		return // no decider: no violations
+	}
 	ch := make(chan struct{})
 	e.mu.Lock()
 	if e.syncs == nil {
@@ -387,6 +398,9 @@ func (e *Egress) sendHandoff(m map[string]any, files []*os.File) error {
 
 // Update replaces the network lists; the next connection uses them.
 func (e *Egress) Update(n control.Network, ask bool) error {
+	if e.ctl == nil {
+		return nil // no decider: the external proxies decide
+	}
 	return e.ctl.Write(&control.Message{T: control.TConfig, Network: &n, Ask: ask})
 }
 
@@ -397,6 +411,9 @@ func (e *Egress) Update(n control.Network, ask bool) error {
 // the wait a connection made at once could be decided before the list
 // arrives.)
 func (e *Egress) Register(id string, allowed []string) error {
+	if e.ctl == nil {
+		return nil
+	}
 	if err := e.ctl.Write(&control.Message{T: control.TRegister, ID: id, AllowedDomains: allowed}); err != nil {
 		return err
 	}
@@ -405,6 +422,9 @@ func (e *Egress) Register(id string, allowed []string) error {
 
 // Unregister removes a command's own allow list.
 func (e *Egress) Unregister(id string) error {
+	if e.ctl == nil {
+		return nil
+	}
 	if err := e.ctl.Write(&control.Message{T: control.TUnregister, ID: id}); err != nil {
 		return err
 	}
@@ -466,7 +486,9 @@ func (e *Egress) Close() error {
 	case <-e.exited:
 	case <-time.After(2 * time.Second):
 		e.proxy.Process.Kill()
-		e.decider.Process.Kill()
+		if e.decider != nil {
+			e.decider.Process.Kill()
+		}
 		<-e.exited
 	}
 	return nil

@@ -16,8 +16,9 @@ import (
 // ConnectFlag makes the program the ssh ProxyCommand srt provides inside
 // the sandbox: `srt-init --srt-connect=v1 HOST PORT` opens an HTTP CONNECT
 // tunnel to HOST:PORT through the proxy named by $HTTPS_PROXY (with its
-// credentials) and joins it to stdin and stdout. The proxy holds the
-// tunnel to the same rules as every other connection.
+// credentials, if the URL has any: none when network.httpProxyPort relays
+// the port to an external proxy) and joins it to stdin and stdout. The
+// proxy holds the tunnel to the same rules as every other connection.
 //
 // It speaks to the proxy with raw sockets rather than package net: this
 // program is also the init stage of every sandbox, and net's set-up would
@@ -55,6 +56,11 @@ func connectMain(args []string) int {
 		return fail("%v", err)
 	}
 	head, rest, err := readHead(conn)
+	if errors.Is(err, io.EOF) {
+		// What an external proxy that is down looks like through srt's
+		// relay (network.httpProxyPort).
+		return fail("the proxy closed the connection without answering")
+	}
 	if err != nil {
 		return fail("%v", err)
 	}

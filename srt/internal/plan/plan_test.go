@@ -85,6 +85,15 @@ func TestGolden(t *testing.T) {
 		// allowRead covers it.
 		{"tls-terminate", `{"filesystem":{"denyRead":["/"],"allowRead":["~"],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[],"tlsTerminate":{"caCertPath":"/home/u/ca/ca.crt","caKeyPath":"/home/u/ca/ca.key"}}}`, tls},
 		{"tls-terminate-fs-disabled", `{"filesystem":{"disabled":true,"denyRead":[],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[],"tlsTerminate":{"caCertPath":"/home/u/ca/ca.crt","caKeyPath":"/home/u/ca/ca.key"}}}`, tls},
+		// network.httpProxyPort, socksProxyPort: a port relayed to an
+		// external proxy gets no credentials, the other keeps srt's.
+		{"external-http-proxy", `{"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[],"httpProxyPort":8080}}`,
+			func(in *Input) { in.Proxy.HTTPExternal = true }},
+		{"external-socks-proxy", `{"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[],"socksProxyPort":1081}}`,
+			func(in *Input) { in.Proxy.SOCKSExternal = true }},
+		// Both: srt generates no token at all.
+		{"external-proxies", `{"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[],"httpProxyPort":8080,"socksProxyPort":1081}}`,
+			func(in *Input) { in.Proxy.HTTPExternal, in.Proxy.SOCKSExternal, in.Proxy.Token = true, true, "" }},
 		{"tls-terminate-ephemeral", `{"filesystem":{"denyRead":["/tmp"],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[],"tlsTerminate":{}}}`,
 			func(in *Input) { in.TrustBundle = "/tmp/srt-1000/srt-ca-7-8-x/trust-bundle.crt" }},
 	}

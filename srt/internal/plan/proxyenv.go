@@ -9,11 +9,17 @@ import (
 // command gets (the reference's variables, §4.5 of the behaviour notes).
 type Proxy struct {
 	HTTPPort, SOCKSPort int
-	// User and Token are the proxy credentials; with no Token (a proxy srt
-	// does not run) URLs carry no userinfo.
+	// User and Token are the credentials of srt's own proxy; with no Token
+	// URLs carry no userinfo.
 	User, Token string
+	// HTTPExternal and SOCKSExternal say that the port is relayed to an
+	// external proxy (network.httpProxyPort, socksProxyPort): srt's
+	// credentials are not for it, so its URLs and variables carry none.
+	HTTPExternal, SOCKSExternal bool
 	// Connect is the argv prefix of the ssh ProxyCommand srt provides
-	// inside; ssh appends the host and port.
+	// inside; ssh appends the host and port. It authenticates as
+	// HTTPS_PROXY's userinfo says, so through an external HTTP proxy
+	// without credentials.
 	Connect []string
 }
 
@@ -27,18 +33,23 @@ func (b *builder) proxyEnv(set func(k, v string)) {
 	if p == nil {
 		return
 	}
-	user := ""
-	if p.Token != "" {
-		user = escapeUser(p.User) + ":" + p.Token + "@"
+	// srt's credentials go only to srt's own proxy: an external one would
+	// be handed a secret that is not its own.
+	httpAuth, socksAuth := p.Token != "" && !p.HTTPExternal, p.Token != "" && !p.SOCKSExternal
+	userinfo := func(auth bool) string {
+		if !auth {
+			return ""
+		}
+		return escapeUser(p.User) + ":" + p.Token + "@"
 	}
-	httpURL := "http://" + user + "localhost:" + strconv.Itoa(p.HTTPPort)
-	socksURL := "socks5h://" + user + "localhost:" + strconv.Itoa(p.SOCKSPort)
+	httpURL := "http://" + userinfo(httpAuth) + "localhost:" + strconv.Itoa(p.HTTPPort)
+	socksURL := "socks5h://" + userinfo(socksAuth) + "localhost:" + strconv.Itoa(p.SOCKSPort)
 	set("NO_PROXY", noProxy)
 	set("no_proxy", noProxy)
 	for _, k := range []string{"HTTP_PROXY", "HTTPS_PROXY", "http_proxy", "https_proxy", "ALL_PROXY", "all_proxy", "GRPC_PROXY", "grpc_proxy", "DOCKER_HTTP_PROXY", "DOCKER_HTTPS_PROXY"} {
 		set(k, httpURL)
 	}
-	if p.Token != "" {
+	if httpAuth {
 		// curl and git send credentials only after a 407 unless told to.
 		set("GIT_CONFIG_PARAMETERS", "'http.proxyAuthMethod=basic'")
 	}
@@ -48,7 +59,7 @@ func (b *builder) proxyEnv(set func(k, v string)) {
 	set("CLOUDSDK_PROXY_TYPE", "http")
 	set("CLOUDSDK_PROXY_ADDRESS", "localhost")
 	set("CLOUDSDK_PROXY_PORT", strconv.Itoa(p.HTTPPort))
-	if p.Token != "" {
+	if httpAuth {
 		set("CLOUDSDK_PROXY_USERNAME", p.User)
 		set("CLOUDSDK_PROXY_PASSWORD", p.Token)
 	}

@@ -1,0 +1,57 @@
+package egress
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"syscall"
+)
+
+// AddRelay hands srt-proxy listening sockets of a sandbox whose
+// connections it relays byte for byte to the external proxy on this
+// host's localhost:port; setting is the key that names the port
+// ("httpProxyPort"), which srt-proxy's warning names when nothing accepts
+// there. RemoveListeners closes them with the sandbox's others.
+func (e *Egress) AddRelay(id string, port int, setting string, files []*os.File) error {
+	return e.sendHandoff(map[string]any{"t": "listen", "id": id, "relay": map[string]any{"port": port, "setting": setting}}, files)
+}
+
+// startRelayOnly starts srt-proxy alone, without a decider or credentials
+// (Config.RelayOnly), and waits for its "ready".
+func startRelayOnly(cfg Config) (*Egress, error) {
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	ours, theirs := os.NewFile(uintptr(fds[0]), "handoff"), os.NewFile(uintptr(fds[1]), "handoff")
+	defer theirs.Close()
+	conn, err := net.FileConn(ours)
+	ours.Close()
+	if err != nil {
+		return nil, err
+	}
+	e := &Egress{cfg: cfg, exited: make(chan struct{}), handoff: conn.(*net.UnixConn)}
+	args := []string{"--srt-mode", "--control-fd", "3"}
+	if cfg.Debug {
+		args = append(args, "-d")
+	}
+	e.proxy = exec.Command(cfg.ProxyPath, args...)
+	e.proxy.ExtraFiles = []*os.File{theirs}
+	e.proxy.Stderr = cfg.Stderr
+	e.proxy.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	if err := e.proxy.Start(); err != nil {
+		e.Close()
+		return nil, fmt.Errorf("egress: starting srt-proxy (%s): %w", cfg.ProxyPath, err)
+	}
+	theirs.Close()
+	go func() {
+		e.proxy.Wait()
+		close(e.exited)
+	}()
+	if err := e.waitReady(readyTimeout); err != nil {
+		e.Close()
+		return nil, err
+	}
+	return e, nil
+}
