@@ -7,36 +7,50 @@ import (
 	"unicode/utf8"
 )
 
-// refRegexp translates a compiled pattern into a regular expression by the
-// rules in the package doc, as an independent oracle for the segment NFA
-// and the token matcher. ok is false where the translation cannot be exact
-// (invalid UTF-8, which regexp rejects or reads as U+FFFD).
-func refRegexp(p *Pattern) (re *regexp.Regexp, ok bool) {
+// refMatcher is an independent oracle for the segment NFA and the token
+// matcher: a regular expression built from a compiled pattern by the rules in
+// the package doc.
+type refMatcher struct{ re *regexp.Regexp }
+
+// MatchString reports whether the clean absolute path matches. The path is
+// read as its segments, each followed by "/" ("/a/b" is "a/b/", "/" is
+// empty), so that the root is zero segments here as it is to Match: a `*`
+// segment may match an empty name inside the expression, never the root.
+func (m refMatcher) MatchString(path string) bool {
+	if path == "/" {
+		return m.re.MatchString("")
+	}
+	return m.re.MatchString(path[1:] + "/")
+}
+
+func (m refMatcher) String() string { return m.re.String() }
+
+// refRegexp translates p into a refMatcher. ok is false where the
+// translation cannot be exact (invalid UTF-8, which regexp rejects or reads
+// as U+FFFD).
+func refRegexp(p *Pattern) (m refMatcher, ok bool) {
 	if !utf8.ValidString(p.text) {
-		return nil, false
+		return refMatcher{}, false
 	}
 	var b strings.Builder
 	b.WriteString(`(?s)^`)
-	if len(p.segs) == 0 {
-		b.WriteString("/")
-	}
 	for i, g := range p.segs {
 		switch {
 		case g.kind == segDoubleStar && i == len(p.segs)-1:
-			b.WriteString(`(?:/[^/]+)+`)
+			b.WriteString(`(?:[^/]+/)+`)
 		case g.kind == segDoubleStar:
-			b.WriteString(`(?:/[^/]+)*`)
+			b.WriteString(`(?:[^/]+/)*`)
 		case g.kind == segLiteral:
-			b.WriteString("/" + regexp.QuoteMeta(g.lit))
+			b.WriteString(regexp.QuoteMeta(g.lit) + "/")
 		default:
-			b.WriteString("/")
 			for _, t := range g.toks {
 				b.WriteString(refToken(t))
 			}
+			b.WriteString("/")
 		}
 	}
 	b.WriteString("$")
-	return regexp.MustCompile(b.String()), true
+	return refMatcher{regexp.MustCompile(b.String())}, true
 }
 
 func refToken(t token) string {
