@@ -115,39 +115,66 @@ type Decision struct {
 }
 
 // Decide applies the evaluation order to host:port for user (the proxy
-// username) and records a refusal.
+// username) and records a refusal. It may ask the host (AskHost), and then
+// waits for its answer.
 func (e *Engine) Decide(ctx context.Context, host string, port int, user string) policy.Decision {
-	lists := e.lists.Load()
-	var d policy.Decision
-	if lists == nil {
-		d = policy.Decision{Reason: policy.ReasonUnavailable, Step: policy.StepUnavailable}
-	} else {
-		d = lists.Decide(host, port)
+	d, final := e.Settle(host, port, user)
+	if final {
+		return d
 	}
-	if d.MayContinue() {
-		d = e.undecided(ctx, d, port, user)
-	}
+	d = e.askHost(ctx, d, port, user)
 	if !d.Allow {
 		e.record(host, port, d.Reason, user)
 	}
 	return d
 }
 
-// undecided goes on past the lists: the command's own list, then the host.
-func (e *Engine) undecided(ctx context.Context, d policy.Decision, port int, user string) policy.Decision {
-	if label := UserLabel(user); label != "" {
-		e.mu.RLock()
-		pats := e.commands[label]
-		e.mu.RUnlock()
-		for _, p := range pats {
-			if p.Match(d.Host, port) {
-				return policy.Decision{Allow: true, Reason: policy.ReasonAllowList, Rule: p.String(), Step: policy.StepAllowList, Host: d.Host}
-			}
+// Settle is Decide without the host's answer: the lists, then the
+// command's own list. final is false when only the host can decide (the
+// ask callback is on and no rule decided); Decide then asks it. A final
+// refusal is recorded. Settle never waits, so a caller can answer on the
+// spot and keep Decide for what is not final.
+func (e *Engine) Settle(host string, port int, user string) (d policy.Decision, final bool) {
+	lists := e.lists.Load()
+	if lists == nil {
+		d = policy.Decision{Reason: policy.ReasonUnavailable, Step: policy.StepUnavailable}
+	} else {
+		d = lists.Decide(host, port)
+	}
+	if d.MayContinue() {
+		if allow, ok := e.commandAllows(d.Host, port, user); ok {
+			return allow, true
+		}
+		if e.ask.Load() && e.AskHost != nil {
+			return d, false
 		}
 	}
-	if !e.ask.Load() || e.AskHost == nil {
-		return d
+	if !d.Allow {
+		e.record(host, port, d.Reason, user)
 	}
+	return d, true
+}
+
+// commandAllows looks host:port up in the own allow list of the command
+// the proxy username names.
+func (e *Engine) commandAllows(host string, port int, user string) (policy.Decision, bool) {
+	label := UserLabel(user)
+	if label == "" {
+		return policy.Decision{}, false
+	}
+	e.mu.RLock()
+	pats := e.commands[label]
+	e.mu.RUnlock()
+	for _, p := range pats {
+		if p.Match(host, port) {
+			return policy.Decision{Allow: true, Reason: policy.ReasonAllowList, Rule: p.String(), Step: policy.StepAllowList, Host: host}, true
+		}
+	}
+	return policy.Decision{}, false
+}
+
+// askHost asks the host about a destination no rule decided.
+func (e *Engine) askHost(ctx context.Context, d policy.Decision, port int, user string) policy.Decision {
 	allow, reason, err := e.AskHost(ctx, d.Host, port, user)
 	switch {
 	case err != nil:

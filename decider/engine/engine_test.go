@@ -541,7 +541,7 @@ func TestAskOnlyWhenUndecided(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			e, _ := newEngine(t, n, tc.ask)
+			e, rec := newEngine(t, n, tc.ask)
 			a := &asker{allow: true}
 			if !tc.noAsker {
 				e.AskHost = a.ask
@@ -555,6 +555,19 @@ func TestAskOnlyWhenUndecided(t *testing.T) {
 			}
 			if asked := len(a.takeCalls()) > 0; asked != tc.asked {
 				t.Errorf("asked = %v; want %v", asked, tc.asked)
+			}
+			// Settle never asks, is final exactly when Decide would not
+			// ask, and then says what Decide says.
+			rec.take()
+			settled, final := e.Settle(tc.host, 443, userOf(id))
+			if final == tc.asked || len(a.takeCalls()) > 0 {
+				t.Errorf("Settle(%q): final = %v, or it asked", tc.host, final)
+			}
+			if final && (settled.Allow != tc.allow || settled.Reason != tc.reason) {
+				t.Errorf("Settle(%q) = %+v; want allow=%v reason %q", tc.host, settled, tc.allow, tc.reason)
+			}
+			if want := final && !tc.allow; (len(rec.take()) == 1) != want {
+				t.Errorf("Settle(%q) recorded a violation: %v, want %v", tc.host, !want, want)
 			}
 		})
 	}

@@ -92,7 +92,7 @@ func literalListed(list []Pattern, a netip.Addr, port int) bool {
 // isLoopbackName reports whether host is "localhost" or under ".localhost"
 // (RFC 6761 §6.3).
 func isLoopbackName(host string) bool {
-	h := strings.TrimSuffix(lowerASCII(host), ".")
+	h := strings.TrimSuffix(LowerASCII(host), ".")
 	return h == "localhost" || strings.HasSuffix(h, ".localhost")
 }
 

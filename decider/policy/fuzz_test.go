@@ -105,7 +105,7 @@ func FuzzCanonicalHost(f *testing.F) {
 		if again, err := CanonicalHost(c); err != nil || again != c {
 			t.Fatalf("not idempotent: %q → %q → %q, %v", s, c, again, err)
 		}
-		if c == "" || len(c) > maxHostLen || c != lowerASCII(c) || strings.HasSuffix(c, ".") {
+		if c == "" || len(c) > maxHostLen || c != LowerASCII(c) || strings.HasSuffix(c, ".") {
 			t.Fatalf("CanonicalHost(%q) = %q", s, c)
 		}
 		if a, err := netip.ParseAddr(c); err == nil {

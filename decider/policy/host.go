@@ -52,7 +52,7 @@ func CanonicalHost(h string) (string, error) {
 			return "", ErrMalformedHost
 		}
 	}
-	name := lowerASCII(bare)
+	name := LowerASCII(bare)
 	if endsInNumber(name) {
 		a, ok := parseIPv4Shorthand(name)
 		if !ok {

@@ -68,12 +68,12 @@ func (p Pattern) Match(host string, port int) bool {
 		a, ok := hostAddr(host)
 		return ok && a == p.ip
 	case kindName:
-		return lowerASCII(host) == p.host
+		return LowerASCII(host) == p.host
 	case kindWildcard:
 		if _, ok := hostAddr(host); ok || strings.HasPrefix(host, "[") {
 			return false
 		}
-		h := lowerASCII(host)
+		h := LowerASCII(host)
 		return len(h) > len(p.host)+1 && strings.HasSuffix(h, "."+p.host)
 	}
 	return false
@@ -89,8 +89,10 @@ func hostAddr(host string) (netip.Addr, bool) {
 	return a.WithZone("").Unmap(), true
 }
 
-// lowerASCII lower-cases ASCII letters only.
-func lowerASCII(s string) string {
+// LowerASCII lower-cases the ASCII letters of s and leaves every other
+// byte as it is: no Unicode case mapping, which would turn the Kelvin sign
+// (U+212A) into a 'k' and let a name that is not a policy's match one.
+func LowerASCII(s string) string {
 	for i := 0; i < len(s); i++ {
 		if c := s[i]; 'A' <= c && c <= 'Z' {
 			b := []byte(s)

@@ -94,7 +94,7 @@ func parsePattern(s string, deny bool) (Pattern, bool) {
 	if !isNameText(host) {
 		return Pattern{}, false
 	}
-	h := lowerASCII(host)
+	h := LowerASCII(host)
 	if h == "localhost" {
 		p.kind, p.host = kindName, h
 		return p, true

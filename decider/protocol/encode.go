@@ -163,9 +163,9 @@ func appendReq(b []byte, r *Req) []byte {
 }
 
 // appendBody builds the body message in one allocation: its data can be
-// MaxBody bytes.
+// MaxBody bytes. One byte more is room for a line's newline (Frame).
 func appendBody(m *Body) []byte {
-	b := make([]byte, 0, len(bodyHead)+base64.StdEncoding.EncodedLen(len(m.Data))+len(bodyTail))
+	b := make([]byte, 0, len(bodyHead)+base64.StdEncoding.EncodedLen(len(m.Data))+len(bodyTail)+1)
 	b = appendID(appendHead(b, TypeBody), m.ID)
 	b = append(b, `,"data":"`...)
 	b = base64.StdEncoding.AppendEncode(b, m.Data)

@@ -2,6 +2,7 @@ package protocol
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -172,30 +173,48 @@ var (
 // the stream in one Write.
 const smallFrame = 64 << 10
 
+// Frame returns msg (an encoded message, Encode's output) framed in f,
+// refusing a message the framing cannot carry (ErrEmptyFrame, ErrNewline,
+// ErrTooLong). A line is ended in place when msg has room for the newline
+// (Encode leaves it), so msg is not to be used afterwards.
+func Frame(f Framing, msg []byte) ([]byte, error) {
+	header, trailer, err := frameParts(f, msg)
+	if err != nil {
+		return nil, err
+	}
+	if len(header) == 0 {
+		return append(msg, trailer...), nil
+	}
+	return append(append(make([]byte, 0, len(header)+len(msg)), header...), msg...), nil
+}
+
+// frameParts checks msg against framing f and returns what goes before
+// and after it.
+func frameParts(f Framing, msg []byte) (header, trailer []byte, err error) {
+	switch {
+	case len(msg) == 0:
+		return nil, nil, ErrEmptyFrame
+	case f == Line:
+		if bytes.IndexByte(msg, '\n') >= 0 || msg[len(msg)-1] == '\r' {
+			return nil, nil, ErrNewline
+		}
+		return nil, lineEnd, nil
+	case uint64(len(msg)) > math.MaxUint32:
+		return nil, nil, ErrTooLong
+	}
+	return binary.BigEndian.AppendUint32(nil, uint32(len(msg))), nil, nil
+}
+
+var lineEnd = []byte{'\n'}
+
 // Write writes msg (an encoded message, Encode's output) as one frame. A
 // message the framing cannot carry is refused before anything is written
 // (ErrEmptyFrame, ErrNewline, ErrTooLong); after a failed write every Write
 // returns that error again.
 func (w *Writer) Write(msg []byte) error {
-	var trailer, header []byte
-	switch {
-	case len(msg) == 0:
-		return ErrEmptyFrame
-	case w.f == Line:
-		for _, c := range msg {
-			if c == '\n' {
-				return ErrNewline
-			}
-		}
-		if msg[len(msg)-1] == '\r' {
-			return ErrNewline
-		}
-		trailer = []byte{'\n'}
-	default:
-		if uint64(len(msg)) > math.MaxUint32 {
-			return ErrTooLong
-		}
-		header = binary.BigEndian.AppendUint32(nil, uint32(len(msg)))
+	header, trailer, err := frameParts(w.f, msg)
+	if err != nil {
+		return err
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

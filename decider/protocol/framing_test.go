@@ -79,6 +79,36 @@ func TestWriterRefuses(t *testing.T) {
 	}
 }
 
+func TestFrame(t *testing.T) {
+	for _, tc := range []struct {
+		f       Framing
+		msg     string
+		want    string
+		wantErr error
+		inPlace bool // msg has room: the newline goes in place
+	}{
+		{Line, `{"t":"sync","id":1}`, "{\"t\":\"sync\",\"id\":1}\n", nil, false},
+		{Line, `{}`, "{}\n", nil, true},
+		{Length, `{}`, "\x00\x00\x00\x02{}", nil, false},
+		{Line, "", "", ErrEmptyFrame, false},
+		{Line, "{}\n{}", "", ErrNewline, false},
+		{Line, "{}\r", "", ErrNewline, false},
+		{Length, "", "", ErrEmptyFrame, false},
+	} {
+		msg := []byte(tc.msg)
+		if tc.inPlace {
+			msg = append(make([]byte, 0, len(msg)+1), msg...)
+		}
+		got, err := Frame(tc.f, msg)
+		if err != tc.wantErr || string(got) != tc.want {
+			t.Errorf("Frame(%v, %q) = %q, %v; want %q, %v", tc.f, tc.msg, got, err, tc.want, tc.wantErr)
+		}
+		if tc.inPlace && &got[0] != &msg[:1][0] {
+			t.Errorf("Frame(%v, %q) copied a message with room for the newline", tc.f, tc.msg)
+		}
+	}
+}
+
 type failWriter struct{ n int }
 
 func (f *failWriter) Write(b []byte) (int, error) {

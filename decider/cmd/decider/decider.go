@@ -169,7 +169,14 @@ func (d *decider) proxyLoop() error {
 		}
 		switch m := m.(type) {
 		case *protocol.Req:
-			go d.decide(m)
+			// Answered here unless only srt's ask can decide, which
+			// waits: a goroutine per request would cost a thread wake-up
+			// each.
+			if dec, final := d.eng.Settle(m.Host, m.Port, m.User); final {
+				d.answer(m, dec)
+			} else {
+				go func() { d.answer(m, d.eng.Decide(d.ctx, m.Host, m.Port, m.User)) }()
+			}
 		case *protocol.Refused:
 			d.mu.Lock()
 			a, ok := d.allowed[m.ID]
@@ -193,8 +200,9 @@ func (d *decider) proxyLoop() error {
 	}
 }
 
-func (d *decider) decide(r *protocol.Req) {
-	dec := d.eng.Decide(d.ctx, r.Host, r.Port, r.User)
+// answer sends the verdict for r and remembers an allow for the refused
+// messages that may follow it.
+func (d *decider) answer(r *protocol.Req, dec policy.Decision) {
 	if d.debug {
 		fmt.Fprintf(os.Stderr, "srt: debug: decision allow=%v host=%s port=%d kind=%s user=%s reason=%q rule=%q\n", dec.Allow, r.Host, r.Port, r.Kind, r.User, dec.Reason, dec.Rule)
 	}
