@@ -25,8 +25,8 @@ type Dialer struct {
 	// Policy returns the resolved-address policy in force now (the lists
 	// change while the proxy runs); nil, or a nil result, applies the
 	// built-in rules only. It should return the same pointer until the
-	// lists change: a new one makes the plain-HTTP transport drop its idle
-	// upstream connections, which were checked under the old lists.
+	// lists change: the proxy reuses a kept-alive upstream connection of
+	// plain HTTP only while the policy it was checked under is in force.
 	Policy func() *policy.AddressPolicy
 	// HostAddrs returns this host's own addresses, which an allowed name may
 	// not resolve to; nil means the addresses on this host's interfaces,

@@ -414,7 +414,7 @@ func readFull(c net.Conn, b []byte) error {
 	return err
 }
 
-func TestHTTPTransport(t *testing.T) {
+func TestHTTP(t *testing.T) {
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		fmt.Fprintf(w, "direct %s %s", r.Host, r.RequestURI)
 	})}
@@ -433,33 +433,49 @@ func TestHTTPTransport(t *testing.T) {
 		HostAddrs: noHostAddrs,
 		Parent:    &ParentProxy{HTTP: pu, NoProxy: ParseNoProxy("loop.test")},
 	}
-	tr := d.NewHTTPTransport()
-	defer tr.CloseIdleConnections()
-	get := func(rawURL string) (string, error) {
-		req, _ := http.NewRequest("GET", rawURL, nil)
-		resp, err := tr.RoundTrip(req)
+	// get sends one request on a connection Dialer.HTTP opened, in the
+	// form the proxy uses: absolute to a parent (with its credentials),
+	// else origin form.
+	get := func(host string, port int, target string) (string, Dialed, error) {
+		c, dialed, err := d.HTTP(context.Background(), "http", host, port, nil)
 		if err != nil {
-			return "", err
+			return "", dialed, err
+		}
+		defer c.Close()
+		line := target
+		auth := ""
+		if dialed.Parent != nil {
+			line = "http://" + net.JoinHostPort(host, fmt.Sprint(port)) + target
+			auth = "Proxy-Authorization: " + ProxyAuthorization(dialed.Parent) + "\r\n"
+		}
+		fmt.Fprintf(c, "GET %s HTTP/1.1\r\nHost: %s\r\n%s\r\n", line, host, auth)
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		if err != nil {
+			return "", dialed, err
 		}
 		defer resp.Body.Close()
 		b, _ := io.ReadAll(resp.Body)
-		return string(b), nil
+		return string(b), dialed, nil
 	}
 	// Loopback literal: direct even with a parent.
-	if got, err := get(fmt.Sprintf("http://127.0.0.1:%d/a?b", port)); err != nil || got != fmt.Sprintf("direct 127.0.0.1:%d /a?b", port) {
-		t.Errorf("direct: %q %v", got, err)
+	if got, dialed, err := get("127.0.0.1", port, "/a?b"); err != nil || got != "direct 127.0.0.1 /a?b" || dialed.Parent != nil {
+		t.Errorf("direct: %q %+v %v", got, dialed, err)
 	}
 	// A NO_PROXY name goes direct, through the address check.
-	_, err = get(fmt.Sprintf("http://loop.test:%d/", port))
+	_, _, err = get("loop.test", port, "/")
 	var refused *AddressRefusedError
 	if !errors.As(err, &refused) || refused.Reason != "resolved to a loopback address" {
 		t.Errorf("NO_PROXY name: %v", err)
 	}
-	// Anything else goes to the parent, absolute-form, with its credentials.
-	if got, err := get("http://far.test/x?y=1"); err != nil || got != "via parent: http://far.test/x?y=1" {
-		t.Errorf("via parent: %q %v", got, err)
+	// Anything else goes to the parent.
+	if got, dialed, err := get("far.test", 80, "/x?y=1"); err != nil || got != "via parent: http://far.test:80/x?y=1" || dialed.Parent != pu {
+		t.Errorf("via parent: %q %+v %v", got, dialed, err)
 	}
 	if _, auth := p.seen(); len(auth) != 1 || auth[0] != "Basic cHU6cHA=" {
 		t.Errorf("parent credentials %q", auth)
+	}
+	// A host that is not canonical reaches nothing.
+	if _, _, err := d.HTTP(context.Background(), "http", "Far.Test", 80, nil); err == nil {
+		t.Error("a host not in canonical form was dialled")
 	}
 }

@@ -6,7 +6,8 @@
 // *UnreachableError when nothing could be reached. TLS opens the upstream
 // leg of a TLS-terminated tunnel the same way and verifies the upstream's
 // certificate on it (against UpstreamRoots: the host's roots and the
-// settings' extra CA files).
+// settings' extra CA files). HTTP opens the connections the proxy forwards
+// plain-HTTP requests over (and keeps alive between them).
 //
 // A destination goes through a parent proxy (the settings' parentProxy or
 // srt's own HTTP_PROXY / HTTPS_PROXY) unless NO_PROXY exempts it: tunnels

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/srt-sandbox/decider/protocol"
 )
@@ -88,15 +87,15 @@ func (l *Link) Ask(ctx context.Context, r *protocol.Req, body Body) (protocol.Ve
 // On expiry or cancellation the request is given up on (late marks what
 // may still come for it).
 func (l *Link) await(ctx context.Context, id uint64, w *waiter, late lateState) (protocol.Verdict, error) {
-	timer := time.NewTimer(l.cfg.Timeout)
-	defer timer.Stop()
+	t := l.clock.start()
+	defer l.clock.stop(t)
 	var why error
 	select {
 	case v := <-w.ch:
 		return v, nil
 	case <-l.dead:
 		return nil, l.unavailable()
-	case <-timer.C:
+	case <-t.expired:
 		why = fmt.Errorf("%w: decider timed out", ErrUnavailable)
 	case <-ctx.Done():
 		why = fmt.Errorf("%w: %v", ErrUnavailable, ctx.Err())

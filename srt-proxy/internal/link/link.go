@@ -7,6 +7,7 @@ import (
 	"io"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/srt-sandbox/decider/protocol"
@@ -54,12 +55,13 @@ type Config struct {
 
 // Link is a live connection to a decider.
 type Link struct {
-	cfg   Config
-	r     *protocol.Reader
-	w     *protocol.Writer
-	close func() error
-	ext   bool
-	hello Lists
+	cfg    Config
+	r      *protocol.Reader
+	stream io.Writer       // written by the outbox's owner
+	direct syscall.RawConn // non-nil: a sender may write without waiting (outbox)
+	close  func() error
+	ext    bool
+	hello  Lists
 
 	nextID atomic.Uint64
 	mu     sync.Mutex
@@ -70,6 +72,7 @@ type Link struct {
 
 	out       *outbox
 	maxQueued int64
+	clock     *clock // times the verdict waits
 
 	deadOnce sync.Once
 	dead     chan struct{}
@@ -107,9 +110,9 @@ func DialContext(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (*Link,
 		cfg.MaxBodyHeld = DefaultMaxBodyHeld
 	}
 	l := &Link{
-		cfg: cfg, r: protocol.NewReader(rw, cfg.Framing, protocol.MaxFrame), w: protocol.NewWriter(rw, cfg.Framing),
+		cfg: cfg, r: protocol.NewReader(rw, cfg.Framing, protocol.MaxFrame), stream: rw, direct: directConn(rw),
 		close: rw.Close, waits: map[uint64]*waiter{}, late: map[uint64]lateState{},
-		out: newOutbox(), maxQueued: cfg.MaxQueued, dead: make(chan struct{}),
+		out: newOutbox(), maxQueued: cfg.MaxQueued, clock: newClock(cfg.Timeout), dead: make(chan struct{}),
 	}
 	if l.maxQueued <= 0 {
 		l.maxQueued = maxQueuedFor(cfg.MaxBodyHeld)
@@ -123,7 +126,7 @@ func DialContext(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (*Link,
 	if err != nil {
 		return nil, err
 	}
-	if err := l.w.Write(msg); err != nil {
+	if err := protocol.NewWriter(rw, cfg.Framing).Write(msg); err != nil {
 		rw.Close()
 		return nil, fmt.Errorf("decider: %w", writeError(err))
 	}

@@ -319,6 +319,73 @@ func TestBackPressure(t *testing.T) {
 	}
 }
 
+// TestSocketFull: on a socket senders write themselves until it is full;
+// then the writer goroutine waits for it with the rest, no sender waits,
+// and the decider gets every message in order once it reads.
+func TestSocketFull(t *testing.T) {
+	proxyEnd, decEnd := socketPair(t)
+	r := protocol.NewReader(decEnd, protocol.Line, protocol.MaxProxyFrame)
+	w := protocol.NewWriter(decEnd, protocol.Line)
+	go func() {
+		r.Read()
+		w.Write([]byte(`{"t":"hello","proto":1,"ext":["srt.v1"],"allowedDomains":[],"deniedDomains":[]}`))
+	}()
+	l, err := Dial(proxyEnd, Config{OfferExt: true, Timeout: time.Minute}, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	if l.direct == nil || !l.Ext() {
+		t.Fatalf("direct %v, ext %v: want a socket and srt.v1", l.direct != nil, l.Ext())
+	}
+	// Far more than a socket buffer holds, while the decider reads nothing.
+	const n = 3000
+	reason := strings.Repeat("r", 900)
+	sent := make(chan struct{})
+	go func() {
+		for i := uint64(1); i <= n; i++ {
+			l.Refused(i, reason)
+		}
+		close(sent)
+	}()
+	select {
+	case <-sent:
+	case <-time.After(5 * time.Second):
+		t.Fatal("a sender waited for the decider")
+	}
+	for i := uint64(1); i <= n; i++ {
+		frame, err := r.Read()
+		if err != nil {
+			t.Fatalf("message %d: %v", i, err)
+		}
+		m, err := protocol.DecodeProxyMessage(frame, true)
+		if err != nil {
+			t.Fatalf("message %d %.40q: %v", i, frame, err)
+		}
+		if rf, ok := m.(*protocol.Refused); !ok || rf.ID != i || rf.Reason != reason {
+			t.Fatalf("message %d: %#v", i, m)
+		}
+	}
+	// Drained: an ask goes out and is answered.
+	ch := askAsync(l, nil)
+	frame, err := r.Read()
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, err := protocol.DecodeProxyMessage(frame, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req, ok := m.(*protocol.Req)
+	if !ok {
+		t.Fatalf("got %#v, want a req", m)
+	}
+	w.Write([]byte(verdict(req.ID, `"action":"allow"`)))
+	if a := wait(t, ch); a.err != nil {
+		t.Fatal(a.err)
+	}
+}
+
 func TestHelloFailures(t *testing.T) {
 	tests := []struct{ first, want string }{
 		{`nonsense`, "decider: frame is not valid JSON"},

@@ -8,6 +8,8 @@ import (
 	"errors"
 	"net/netip"
 	"time"
+
+	"github.com/srt-sandbox/decider/policy"
 )
 
 const (
@@ -37,7 +39,7 @@ type leaf struct {
 // name). Leaves are cached per name (the CacheSize most recently used).
 // The chain holds the leaf only: the client trusts the CA itself.
 func (c *CA) Leaf(name string) (*tls.Certificate, error) {
-	name = lowerASCII(name)
+	name = policy.LowerASCII(name)
 	if !validName(name) {
 		return nil, ErrBadName
 	}
@@ -125,19 +127,4 @@ func validName(s string) bool {
 		}
 	}
 	return true
-}
-
-func lowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if 'A' <= s[i] && s[i] <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if 'A' <= b[j] && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
 }

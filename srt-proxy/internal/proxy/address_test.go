@@ -10,8 +10,11 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/srt-sandbox/decider/policy"
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 )
@@ -77,6 +80,56 @@ func TestResolvedAddressCheck(t *testing.T) {
 	}
 	if b, _ := io.ReadAll(resp.Body); string(b) != "hello /t" {
 		t.Errorf("through the tunnel: %q", b)
+	}
+}
+
+// TestKeptAliveUnderItsPolicy: a pooled upstream connection serves later
+// requests, from any client connection, only while the address policy it
+// was checked under is in force; after a change the next request dials
+// (and is checked) anew.
+func TestKeptAliveUnderItsPolicy(t *testing.T) {
+	up := newUpstream(t, nil)
+	port := up.Listener.Addr().(*net.TCPAddr).Port
+	var cur atomic.Pointer[policy.AddressPolicy]
+	cur.Store(exempt(t, fmt.Sprintf("127.0.0.1:%d", port))())
+	var dials atomic.Int32
+	addr, _ := startProxy(t, &fakeAsker{}, func(s *Server) {
+		s.Dialer.Resolve = fakeResolve(map[string][]string{"app.test": {"127.0.0.1"}})
+		s.Dialer.Policy = cur.Load
+		s.Dialer.Dial = func(ctx context.Context, network, address string) (net.Conn, error) {
+			dials.Add(1)
+			var d net.Dialer
+			return d.DialContext(ctx, network, address)
+		}
+	})
+	get := func(path string) string {
+		return rawExchange(t, addr, []byte(fmt.Sprintf("GET http://app.test:%d%s HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", port, path)))
+	}
+	for i := range 3 { // three client connections, one upstream connection
+		if got := get("/a"); !strings.HasSuffix(got, "hello /a") {
+			t.Fatalf("request %d: %q", i, got)
+		}
+	}
+	if n := dials.Load(); n != 1 {
+		t.Errorf("%d dials for three requests to one destination, want 1", n)
+	}
+	// New lists that still exempt the address: a new connection.
+	cur.Store(exempt(t, fmt.Sprintf("127.0.0.1:%d", port))())
+	if got := get("/b"); !strings.HasSuffix(got, "hello /b") {
+		t.Fatalf("after the update: %q", got)
+	}
+	if n := dials.Load(); n != 2 {
+		t.Errorf("%d dials after the lists changed, want 2", n)
+	}
+	// Lists without the exemption: refused, although a connection is idle.
+	cur.Store(&policy.AddressPolicy{})
+	if got := get("/c"); !strings.Contains(got, "X-Proxy-Error: blocked-by-sandbox-runtime") {
+		t.Errorf("after the exemption went: %q", got)
+	}
+	up.mu.Lock()
+	defer up.mu.Unlock()
+	if len(up.uris) != 4 {
+		t.Errorf("upstream saw %v", up.uris)
 	}
 }
 

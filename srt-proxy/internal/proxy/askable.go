@@ -1,6 +1,10 @@
 package proxy
 
-import "unicode/utf8"
+import (
+	"unicode/utf8"
+
+	"github.com/srt-sandbox/decider/policy"
+)
 
 // The limits of a request put to the decider (docs/decider-protocol.md,
 // "What the proxy checks before asking"): a request past them is refused
@@ -33,7 +37,7 @@ func unaskable(r *Request) string {
 	}
 	count, size := 0, 0
 	for name, values := range r.Headers {
-		if !isToken([]byte(name)) || lowerASCII(name) != name {
+		if !isToken([]byte(name)) || policy.LowerASCII(name) != name {
 			return whyBadHeader
 		}
 		size += len(name)

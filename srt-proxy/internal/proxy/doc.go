@@ -14,9 +14,16 @@
 //	  │                 │── Ask(Request) ────────────▶│
 //	  │                 │◀──────────── Verdict ───────│  (error: 503 / SOCKS 0x01)
 //	  │◀── 403 / 0x02 ──│ deny
-//	  │                 │── Tunnel / RoundTrip ─────────────────────────▶│
+//	  │                 │── Tunnel / HTTP (pooled) ─────────────────────▶│
 //	  │                 │◀──────────── AddressRefusedError / UnreachableError
 //	  │◀── 403 / 502 ───│  and Asker.Refused(Request, reason)
 //	  │◀══ bytes ══════▶│ allowed: tunnel (splice) or relayed response
 //	                    └─ one zerolog line per connection or request
+//
+// An allowed plain-HTTP request is forwarded by the goroutine that read it
+// (forward.go): the head written, the response read and relayed, over an
+// upstream connection kept alive between requests — the server's pool
+// (pool.go) for plain HTTP, the tunnel's own for a terminated tunnel. No
+// goroutine of its own runs per request or per upstream connection, save
+// one that sends a request body while the response is awaited.
 package proxy

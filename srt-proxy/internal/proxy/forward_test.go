@@ -242,10 +242,20 @@ func TestRequestBodies(t *testing.T) {
 	if string(b) != "len=3 te=[]" {
 		t.Errorf("100-continue body: %q", b)
 	}
+	// An empty body keeps the Content-Length: 0 it came with; none is made
+	// up for a request without one.
+	exchange("POST " + up.URL + "/ HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n")
+	exchange("DELETE " + up.URL + "/ HTTP/1.1\r\nHost: x\r\n\r\n")
 	up.mu.Lock()
 	defer up.mu.Unlock()
-	if want := []string{"hello", "hello world", "abc"}; fmt.Sprint(up.bodies) != fmt.Sprint(want) {
+	if want := []string{"hello", "hello world", "abc", "", ""}; fmt.Sprint(up.bodies) != fmt.Sprint(want) {
 		t.Errorf("upstream bodies %q, want %q", up.bodies, want)
+	}
+	if cl := up.headers[3]["Content-Length"]; fmt.Sprint(cl) != "[0]" {
+		t.Errorf("empty POST: Content-Length %q upstream", cl)
+	}
+	if cl, ok := up.headers[4]["Content-Length"]; ok {
+		t.Errorf("DELETE without a body: Content-Length %q upstream", cl)
 	}
 }
 
@@ -416,5 +426,96 @@ func TestShutdown(t *testing.T) {
 	}
 	if _, err := net.Dial("tcp", l.Addr().String()); err == nil {
 		t.Error("still accepting")
+	}
+}
+
+// oneShotUpstream answers the first request on each connection with a
+// kept-alive response, then reads the next request and closes without a
+// word: an upstream closing its idle connection as a request arrives. It
+// counts the connections and the requests that reached it.
+func oneShotUpstream(t *testing.T) (addr string, conns, reqs func() int) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { l.Close() })
+	var mu sync.Mutex
+	nc, nr := 0, 0
+	go func() {
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			nc++
+			mu.Unlock()
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(10 * time.Second))
+				br := bufio.NewReader(c)
+				for i := 0; ; i++ {
+					r, err := http.ReadRequest(br)
+					if err != nil {
+						return
+					}
+					mu.Lock()
+					nr++
+					mu.Unlock()
+					if i > 0 {
+						return
+					}
+					fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s %s", len(r.Method)+1+len(r.URL.Path), r.Method, r.URL.Path)
+				}
+			}()
+		}
+	}()
+	count := func(p *int) func() int {
+		return func() int { mu.Lock(); defer mu.Unlock(); return *p }
+	}
+	return l.Addr().String(), count(&nc), count(&nr)
+}
+
+// TestRetryOnlyIdempotent: a request that meets a kept upstream connection
+// closing is sent again on a new connection only when its method is
+// idempotent; a POST gets the 502 instead of reaching the upstream twice.
+func TestRetryOnlyIdempotent(t *testing.T) {
+	for _, tc := range []struct {
+		method string
+		retry  bool
+	}{{"GET", true}, {"DELETE", true}, {"POST", false}, {"PATCH", false}} {
+		t.Run(tc.method, func(t *testing.T) {
+			up, conns, reqs := oneShotUpstream(t)
+			addr, _ := startProxy(t, &fakeAsker{}, nil)
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			br := bufio.NewReader(c)
+			send := func(method, path string) (int, string) {
+				fmt.Fprintf(c, "%s http://%s%s HTTP/1.1\r\nHost: %s\r\n\r\n", method, up, path, up)
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					t.Fatalf("%s %s: %v", method, path, err)
+				}
+				body, _ := io.ReadAll(resp.Body)
+				return resp.StatusCode, string(body)
+			}
+			if code, body := send("GET", "/first"); code != 200 || body != "GET /first" {
+				t.Fatalf("first request: %d %q", code, body)
+			}
+			code, body := send(tc.method, "/second")
+			if tc.retry {
+				if code != 200 || body != tc.method+" /second" || conns() != 2 || reqs() != 3 {
+					t.Errorf("%d %q after %d connections, %d requests; want it sent again on a second connection", code, body, conns(), reqs())
+				}
+				return
+			}
+			if code != 502 || conns() != 1 || reqs() != 2 {
+				t.Errorf("%d %q after %d connections, %d requests; want 502 and no second attempt", code, body, conns(), reqs())
+			}
+		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"errors"
 	"io"
+
+	"github.com/srt-sandbox/decider/policy"
 )
 
 // requestHead is a parsed HTTP/1.x request line and header section.
@@ -166,7 +168,7 @@ func parseField(line []byte) (field, error) {
 		return field{}, malformed("NUL in a header value") // RFC 9110 §5.5
 	}
 	name := string(line[:colon])
-	return field{name: name, value: string(value), lower: lowerASCII(name)}, nil
+	return field{name: name, value: string(value), lower: policy.LowerASCII(name)}, nil
 }
 
 // values returns the values of the header with a lower-case name.
@@ -206,18 +208,3 @@ var tokenByte = func() (t [256]bool) {
 	}
 	return t
 }()
-
-func lowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if 'A' <= s[i] && s[i] <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if 'A' <= b[j] && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
-}

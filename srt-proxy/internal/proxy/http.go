@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"net"
 	"strconv"
 	"sync"
 	"time"
@@ -16,6 +15,13 @@ type httpConn struct {
 	c  *conn
 	br *bufio.Reader
 	bw *bufio.Writer
+
+	// A terminated tunnel's: how long a transfer may stall (0: no
+	// limit), the bulkConn under the client's TLS (nil: none), the
+	// Keep-Alive answer of kept-alive responses ("": none).
+	stall     time.Duration
+	bulk      *bulkConn
+	keepAlive string
 
 	wmu          sync.Mutex // orders a 100 Continue against the response head
 	responseSent bool
@@ -60,20 +66,8 @@ func (h *httpConn) serveOne() bool {
 	h.responseSent = false
 	h.wmu.Unlock()
 	rec := newRecord("http")
-	head, err := readHead(h.br, h.s.maxHead())
-	if err != nil {
-		var m *malformedError
-		switch {
-		case errors.Is(err, errNoRequest):
-			return false
-		case errors.Is(err, errHeadTooLarge):
-			h.refuse(rec, Refusal{Cause: CauseHeadTooLarge, Kind: KindHTTP, Reason: err.Error()}, true)
-		case errors.As(err, &m):
-			h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: KindHTTP, Reason: m.Error()}, true)
-		default: // the client went away or stalled in the middle of a head
-			rec.set(decisionFail, "reading the request head: "+err.Error())
-			h.s.log(rec)
-		}
+	head := h.nextHead(rec)
+	if head == nil {
 		return false
 	}
 	h.c.raw.SetReadDeadline(time.Time{})
@@ -86,6 +80,70 @@ func (h *httpConn) serveOne() bool {
 		return false
 	}
 	return h.serveRequest(head, rec)
+}
+
+// nextHead reads the next request head. When there is none it returns nil:
+// the client closed between requests, went away or stalled in the middle
+// of a head (recorded), or sent one too large or malformed (refused, and
+// the connection is to close).
+func (h *httpConn) nextHead(rec *record) *requestHead {
+	head, err := readHead(h.br, h.s.maxHead())
+	if err == nil {
+		return head
+	}
+	var m *malformedError
+	switch {
+	case errors.Is(err, errNoRequest):
+	case errors.Is(err, errHeadTooLarge):
+		h.refuse(rec, Refusal{Cause: CauseHeadTooLarge, Kind: KindHTTP, Reason: err.Error()}, true)
+	case errors.As(err, &m):
+		h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: KindHTTP, Reason: m.Error()}, true)
+	default: // the client went away or stalled in the middle of a head
+		rec.set(decisionFail, "reading the request head: "+err.Error())
+		h.s.log(rec)
+	}
+	return nil
+}
+
+// requestBody is the body of a request framed as kind and length (nil
+// when it has none), read from the client as it is forwarded. An
+// HTTP/1.1 client that expects 100 Continue gets it when the body is
+// first read.
+func (h *httpConn) requestBody(head *requestHead, kind bodyKind, length int64) *reqBody {
+	if kind == bodyNone {
+		return nil
+	}
+	var onFirst func()
+	if head.minor == 1 && expectsContinue(head) {
+		onFirst = h.sendContinue
+	}
+	return newReqBody(kind, length, h.br, onFirst)
+}
+
+// askFailed answers a request Ask returned err for. A client that failed
+// while its body was read for the decider (body) gets no answer: the
+// connection ends. An unaskable request is refused (400), a body on a
+// method that has none when the decider asked to see it too (403, the
+// connection ends), and anything else as the decider being unavailable
+// (503). close says whether those refusals end the connection. It reports
+// whether the connection may carry another request.
+func (h *httpConn) askFailed(rec *record, req *Request, body *peekBody, err error, close bool) bool {
+	if body != nil {
+		if ferr := body.failed(); ferr != nil {
+			rec.set(decisionFail, "reading the request body: "+ferr.Error())
+			h.s.log(rec)
+			return false
+		}
+	}
+	r := Refusal{Cause: CauseUnavailable, Kind: KindHTTP, Reason: deciderReason(err.Error()), Host: req.Host}
+	var u *UnaskableError
+	switch {
+	case errors.As(err, &u):
+		r.Cause, r.Reason = CauseUnaskable, u.Reason
+	case errors.Is(err, ErrBodylessBody):
+		r.Cause, r.Reason, close = CauseBodyless, ErrBodylessBody.Error(), true
+	}
+	return h.refuse(rec, r, close)
 }
 
 // refuse writes the mode's answer to a refusal and records it. For a
@@ -161,13 +219,4 @@ func (h *httpConn) writeAnswer(a Answer, kind Kind, close bool) {
 // closes.
 func (h *httpConn) requestContext() (context.Context, context.CancelFunc) {
 	return context.WithCancel(h.s.ctx)
-}
-
-// remoteAddr is the address of a connection the dialer opened, for the
-// record.
-func remoteAddr(c net.Conn) string {
-	if c == nil || c.RemoteAddr() == nil {
-		return ""
-	}
-	return c.RemoteAddr().String()
 }

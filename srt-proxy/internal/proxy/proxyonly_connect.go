@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"net/netip"
 	"strings"
 	"time"
 )
@@ -61,14 +60,7 @@ func asciiConnectTarget(target string) bool {
 	if !ok || digits == "" || strings.Trim(digits, "0123456789") != "" {
 		return false
 	}
-	if inner, ok := strings.CutPrefix(host, "["); ok {
-		a, err := netip.ParseAddr(strings.TrimSuffix(inner, "]"))
-		return err == nil && a.Is6() && a.Zone() == ""
-	}
-	if a, err := netip.ParseAddr(host); err == nil && a.Is4() {
-		return true
-	}
-	return asciiName(host)
+	return asciiHost(host)
 }
 
 // refuseSOCKSProxyOnly answers a SOCKS5 CONNECT in proxy-only mode: reply

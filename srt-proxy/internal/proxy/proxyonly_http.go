@@ -1,9 +1,6 @@
 package proxy
 
-import (
-	"errors"
-	"strings"
-)
+import "strings"
 
 // serveProxyOnly serves one request of proxy-only mode (a CONNECT or a
 // plain-HTTP request); it reports whether the connection may carry
@@ -76,14 +73,7 @@ func (h *httpConn) serveProxyOnlyRequest(head *requestHead, rec *record) bool {
 	if why := unaskable(req); why != "" {
 		return refuse(CauseUnaskable, why, true)
 	}
-	var rb *reqBody
-	if kind != bodyNone {
-		var onFirst func()
-		if head.minor == 1 && expectsContinue(head) {
-			onFirst = h.sendContinue
-		}
-		rb = newReqBody(kind, length, h.br, onFirst)
-	}
+	rb := h.requestBody(head, kind, length)
 	body := newPeekBody(head.method, rb, length, h.c.raw)
 	req.Body = body
 
@@ -91,18 +81,7 @@ func (h *httpConn) serveProxyOnlyRequest(head *requestHead, rec *record) bool {
 	defer cancel()
 	v, err := h.s.Asker.Ask(ctx, req)
 	if err != nil {
-		var u *UnaskableError
-		switch ferr := body.failed(); {
-		case ferr != nil:
-			rec.set(decisionFail, "reading the request body: "+ferr.Error())
-			h.s.log(rec)
-			return false
-		case errors.As(err, &u):
-			return refuse(CauseUnaskable, u.Reason, true)
-		case errors.Is(err, ErrBodylessBody):
-			return refuse(CauseBodyless, ErrBodylessBody.Error(), true)
-		}
-		return refuse(CauseUnavailable, deciderReason(err.Error()), true)
+		return h.askFailed(rec, req, body, err, true)
 	}
 	if !v.Allow {
 		return h.refuse(rec, Refusal{Cause: CauseDenied, Kind: KindHTTP, Status: v.Status, Reason: v.Reason, Host: t.host}, true)
@@ -110,7 +89,7 @@ func (h *httpConn) serveProxyOnlyRequest(head *requestHead, rec *record) bool {
 	if !h.s.Rules.PlaintextHeaderSet && setsHeaders(v) {
 		return refuse(CausePlaintextHeaderSet, whyPlaintextHeaderSet, true)
 	}
-	return h.forwardProxyOnly(rec, head, t, spelled, v, req, body, wantsClose)
+	return h.forwardProxyOnly(rec, head, t, spelled, v, req, body, kind, wantsClose)
 }
 
 // orderedAskHeaders is the header map the decider sees, with its names in

@@ -45,6 +45,13 @@ func asciiAuthority(target string) bool {
 	if rest != "" && rest[0] != '/' && rest[0] != '?' {
 		return false
 	}
+	return asciiHost(host)
+}
+
+// asciiHost reports whether a request-target's host is an IPv6 literal in
+// brackets (without a zone), an IPv4 address or plain-ASCII labels
+// (asciiName).
+func asciiHost(host string) bool {
 	if inner, ok := strings.CutPrefix(host, "["); ok {
 		a, err := netip.ParseAddr(strings.TrimSuffix(inner, "]"))
 		return err == nil && a.Is6() && a.Zone() == ""

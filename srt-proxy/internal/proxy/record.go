@@ -45,8 +45,11 @@ func (s *Server) log(r *record) {
 	if r.decision == "" {
 		r.decision = decisionFail
 	}
-	s.Logger.Info().
-		Str("decision", r.decision).
+	e := s.Logger.Info()
+	if !e.Enabled() {
+		return // a logger that discards (no --debug): nothing to format
+	}
+	e.Str("decision", r.decision).
 		Str("reason", policy.SanitizeLine(r.reason)).
 		Str("kind", r.kind).
 		Str("host", r.host).

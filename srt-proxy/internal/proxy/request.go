@@ -2,12 +2,7 @@ package proxy
 
 import (
 	"errors"
-	"net"
-	"net/http"
-	"net/http/httptrace"
-	"net/textproto"
 	"net/url"
-	"strconv"
 	"strings"
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
@@ -56,7 +51,7 @@ func (h *httpConn) serveRequest(head *requestHead, rec *record) bool {
 	defer cancel()
 	v, err := h.s.Asker.Ask(ctx, req)
 	if err != nil {
-		return h.refuse(rec, Refusal{Cause: CauseUnavailable, Kind: KindHTTP, Reason: deciderReason(err.Error())}, refuseClose)
+		return h.askFailed(rec, req, nil, err, refuseClose)
 	}
 	if !v.Allow {
 		return h.refuse(rec, Refusal{Cause: CauseDenied, Kind: KindHTTP, Status: v.Status, Reason: v.Reason, Host: req.Host}, refuseClose)
@@ -66,31 +61,20 @@ func (h *httpConn) serveRequest(head *requestHead, rec *record) bool {
 		return h.refuse(rec, Refusal{Cause: CausePlaintextHeaderSet, Kind: KindHTTP, Reason: whyPlaintextHeaderSet, Host: req.Host}, refuseClose)
 	}
 
-	out, body, err := h.outbound(head, t, v, kind, length, consumed)
-	if err != nil {
-		return h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: KindHTTP, Reason: err.Error()}, refuseClose)
+	// The path goes upstream as spelled; one whose %-escapes do not
+	// decode is malformed.
+	if _, err := url.PathUnescape(t.path); err != nil {
+		return h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: KindHTTP, Reason: malformed("request-target path encoding").Error()}, refuseClose)
 	}
-	trace := &httptrace.ClientTrace{GotConn: func(info httptrace.GotConnInfo) { rec.addr = remoteAddr(info.Conn) }}
-	out = out.WithContext(httptrace.WithClientTrace(ctx, trace))
-	resp, err := h.s.transport.RoundTrip(out)
-	if err != nil {
-		complete := true
-		if body != nil {
-			if cerr := body.clientErr(); cerr != nil {
-				rec.set(decisionFail, "reading the request body: "+cerr.Error())
-				h.s.log(rec)
-				return false
-			}
-			complete = body.finish()
-		}
-		return h.upstreamFailed(rec, req, err, wantsClose || !complete)
+	body := h.requestBody(head, kind, length)
+	target := t.path
+	if t.query != "" {
+		target += "?" + t.query
 	}
-	rec.set(decisionAllow, v.Reason)
-	keep := h.relay(head, resp, rec, wantsClose)
-	if body != nil {
-		keep = body.finish() && keep
-		rec.up = body.n.Load()
-	}
+	ex := &exchange{head: head, req: req, verdict: v, scheme: t.scheme, target: target,
+		hostHeader: hostAuthority(t.scheme, t.host, t.port), kind: kind, length: length,
+		wantsClose: wantsClose, authConsumed: consumed, rec: rec, rb: body}
+	keep := h.forward(ctx, ex, pooledUpstream{h})
 	h.s.log(rec)
 	return keep
 }
@@ -133,72 +117,6 @@ func askHeaders(h *requestHead, consumed bool) map[string][]string {
 		m[f.lower] = append(m[f.lower], f.value)
 	}
 	return m
-}
-
-// outbound builds the request sent upstream: the target's path and query,
-// Host rebuilt from the canonical host, the client's headers without the
-// hop-by-hop ones, the verdict's edits applied, the body re-framed.
-func (h *httpConn) outbound(head *requestHead, t absTarget, v Verdict, kind bodyKind, length int64, consumed bool) (*http.Request, *reqBody, error) {
-	path, err := url.PathUnescape(t.path)
-	if err != nil {
-		return nil, nil, malformed("request-target path encoding")
-	}
-	hdr := make(http.Header, len(head.fields)+1)
-	named := connectionTokens(head.values("connection"))
-	for _, f := range head.fields {
-		if dropRequestHeader(f.lower, named, consumed) {
-			continue
-		}
-		k := textproto.CanonicalMIMEHeaderKey(f.name)
-		hdr[k] = append(hdr[k], f.value)
-	}
-	applyEdits(hdr, v)
-	if _, ok := hdr["User-Agent"]; !ok {
-		hdr["User-Agent"] = []string{""} // keeps net/http from adding its own
-	}
-	out := &http.Request{
-		Method:     head.method,
-		URL:        &url.URL{Scheme: t.scheme, Host: net.JoinHostPort(t.host, strconv.Itoa(t.port)), Path: path, RawPath: t.path, RawQuery: t.query},
-		Proto:      "HTTP/1.1",
-		ProtoMajor: 1,
-		ProtoMinor: 1,
-		Header:     hdr,
-		Host:       hostAuthority(t.scheme, t.host, t.port),
-	}
-	if kind == bodyNone {
-		return out, nil, nil
-	}
-	var onFirst func()
-	if head.minor == 1 && expectsContinue(head) {
-		onFirst = h.sendContinue
-	}
-	body := newReqBody(kind, length, h.br, onFirst)
-	out.Body, out.ContentLength = body, length
-	return out, body, nil
-}
-
-// applyEdits applies an allow verdict's header edits: every header whose
-// folded name is removed or set goes, then the set values are added.
-func applyEdits(hdr http.Header, v Verdict) {
-	if len(v.SetHeaders) == 0 && len(v.RemoveHeaders) == 0 {
-		return
-	}
-	drop := make(map[string]bool, len(v.SetHeaders)+len(v.RemoveHeaders))
-	for _, n := range v.RemoveHeaders {
-		drop[foldName(n)] = true
-	}
-	for n := range v.SetHeaders {
-		drop[foldName(n)] = true
-	}
-	for k := range hdr {
-		if drop[foldName(k)] {
-			delete(hdr, k)
-		}
-	}
-	for n, values := range v.SetHeaders {
-		k := textproto.CanonicalMIMEHeaderKey(n)
-		hdr[k] = append(hdr[k], values...)
-	}
 }
 
 // foldName folds a header name for edit matching: lower case, '_' and '.'

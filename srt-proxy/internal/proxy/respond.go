@@ -2,35 +2,42 @@ package proxy
 
 import (
 	"bufio"
+	"errors"
 	"io"
+	"net"
 	"net/http"
+	"os"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 )
 
-// relay writes an upstream response to the client: its status, its
-// headers without the hop-by-hop ones and Rules.StripResponseHeaders, its
-// body re-framed (Content-Length when known, else chunked for HTTP/1.1
-// clients, else delimited by close).
-// Every chunk of body is flushed as it arrives, so streamed responses
-// stream. It reports whether the connection may carry another request.
-func (h *httpConn) relay(head *requestHead, resp *http.Response, rec *record, wantsClose bool) bool {
-	defer resp.Body.Close()
+// relay writes an upstream response (read from u) to the client: its
+// status, its headers without the hop-by-hop ones and
+// Rules.StripResponseHeaders, its body re-framed (Content-Length when
+// known, else chunked for HTTP/1.1 clients, else delimited by close) and
+// streamed: every read is flushed, so streamed responses stream. A
+// kept-alive response carries the connection's Keep-Alive answer, if it
+// has one. keep reports whether the client connection may carry another
+// request; upstreamDone whether the response was read to its end (so u
+// can carry another).
+func (h *httpConn) relay(ex *exchange, resp *http.Response, u *upConn) (keep, upstreamDone bool) {
+	rec := ex.rec
 	code := resp.StatusCode
 	if code < 200 || code > 999 {
 		// A 101 to a request whose Upgrade was not forwarded, or worse.
 		h.writeAnswer(h.s.Mode.Render(Refusal{Cause: CauseUnreachable, Kind: KindHTTP}), KindHTTP, true)
 		rec.set(decisionFail, "upstream answered status "+strconv.Itoa(code))
-		return false
+		return false, false
 	}
 	h.wmu.Lock()
 	h.responseSent = true
 	h.wmu.Unlock()
 
-	keep := !wantsClose && !h.s.isClosing()
-	noBody := head.method == "HEAD" || code == 204 || code == 304
+	keep = !ex.wantsClose && !h.s.isClosing()
+	noBody := ex.head.method == "HEAD" || code == 204 || code == 304
 	w := h.bw
 	w.WriteString("HTTP/1.1 ")
 	w.WriteString(strconv.Itoa(code))
@@ -38,13 +45,17 @@ func (h *httpConn) relay(head *requestHead, resp *http.Response, rec *record, wa
 	w.WriteString(statusPhrase(resp))
 	w.WriteString("\r\n")
 	named := connectionTokens(resp.Header["Connection"])
+	for n := range named {
+		named[foldName(n)] = true
+	}
 	keys := make([]string, 0, len(resp.Header))
 	for k := range resp.Header {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		if dropResponseHeader(lowerASCII(k), named) || h.s.strips(k) {
+		folded := foldName(k)
+		if dropResponseHeader(folded, named) || h.s.strip[folded] {
 			continue
 		}
 		for _, v := range resp.Header[k] {
@@ -60,18 +71,22 @@ func (h *httpConn) relay(head *requestHead, resp *http.Response, rec *record, wa
 		}
 	case resp.ContentLength >= 0:
 		writeField(w, "Content-Length", strconv.FormatInt(resp.ContentLength, 10))
-	case head.minor == 1:
+	case ex.head.minor == 1:
 		writeField(w, "Transfer-Encoding", "chunked")
 		chunked = true
 	default:
 		keep = false // the body ends when the connection does
 	}
-	if !keep {
+	switch {
+	case !keep:
 		writeField(w, "Connection", "close")
+	case h.keepAlive != "":
+		writeField(w, "Keep-Alive", h.keepAlive)
 	}
 	w.WriteString("\r\n")
+	h.armWrite()
 	if noBody {
-		return w.Flush() == nil && keep
+		return w.Flush() == nil && keep, true
 	}
 	if resp.ContentLength < 0 {
 		// A stream (server-sent events, a long poll): the client gets the
@@ -79,16 +94,16 @@ func (h *httpConn) relay(head *requestHead, resp *http.Response, rec *record, wa
 		// out with the head in one write.
 		if err := w.Flush(); err != nil {
 			rec.set(decisionFail, "relaying the response: "+err.Error())
-			return false
+			return false, false
 		}
 	}
-	n, err := copyBody(w, resp.Body, chunked)
+	n, err := h.copyBody(resp.Body, u.conn, resp.ContentLength > 0, chunked)
 	rec.down = n
 	if err != nil {
 		rec.set(decisionFail, "relaying the response: "+err.Error())
-		return false
+		return false, false
 	}
-	return keep && (resp.ContentLength < 0 || n == resp.ContentLength)
+	return keep && (resp.ContentLength < 0 || n == resp.ContentLength), true
 }
 
 // statusPhrase is the upstream's reason phrase, or the standard one.
@@ -109,28 +124,57 @@ func writeField(w *bufio.Writer, name, value string) {
 	w.WriteString("\r\n")
 }
 
+// armWrite gives the next write to the client the connection's stall
+// limit, if it has one.
+func (h *httpConn) armWrite() {
+	if h.stall > 0 {
+		h.c.raw.SetWriteDeadline(time.Now().Add(h.stall))
+	}
+}
+
 var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b }}
 
-// copyBody copies a response body to the client, as chunks when chunked,
-// flushing after every read.
-func copyBody(w *bufio.Writer, r io.Reader, chunked bool) (int64, error) {
+// copyBody copies a response body from r (read from the connection src)
+// to the client, as chunks when chunked, flushing after every read, so
+// streamed responses stream. With a stall limit every read and every
+// write has that long to make progress: a transfer that stalls longer is
+// cut.
+//
+// With gather (a body of known length, read through TLS from src, to a
+// client behind a bulkConn), each read is followed by the records already
+// at hand, and all of it goes to the client in one write.
+func (h *httpConn) copyBody(r io.Reader, src net.Conn, gather, chunked bool) (int64, error) {
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
 	buf := *bp
+	w, d := h.bw, h.stall
 	var total int64
+	gather = gather && src != nil && h.bulk != nil && !chunked
 	for {
+		if d > 0 {
+			src.SetReadDeadline(time.Now().Add(d))
+		}
 		n, err := r.Read(buf)
 		if n > 0 {
-			if chunked {
+			h.armWrite()
+			var werr error
+			switch {
+			case gather && err == nil:
+				var more int
+				more, err, werr = relayAtHand(w, h.bulk, r, src, buf, n)
+				n += more
+			case chunked:
 				w.WriteString(strconv.FormatInt(int64(n), 16))
 				w.WriteString("\r\n")
-			}
-			w.Write(buf[:n])
-			if chunked {
+				w.Write(buf[:n])
 				w.WriteString("\r\n")
+				werr = w.Flush()
+			default:
+				w.Write(buf[:n])
+				werr = w.Flush()
 			}
-			if ferr := w.Flush(); ferr != nil {
-				return total, ferr
+			if werr != nil {
+				return total, werr
 			}
 			total += int64(n)
 		}
@@ -144,5 +188,36 @@ func copyBody(w *bufio.Writer, r io.Reader, chunked bool) (int64, error) {
 	if chunked {
 		w.WriteString("0\r\n\r\n")
 	}
+	h.armWrite()
 	return total, w.Flush()
+}
+
+// relayAtHand writes buf[:n] and what r can give without waiting (about
+// gatherLimit in all) to the client in one write: out gathers the TLS
+// records, and reads run with an expired deadline on src, so they return
+// what TLS and the bulkConn under it hold, or a timeout at once. It
+// returns the bytes read beyond n, the read error (not the timeout) and
+// the write error.
+func relayAtHand(w *bufio.Writer, out *bulkConn, r io.Reader, src net.Conn, buf []byte, n int) (more int, rerr, werr error) {
+	out.gather()
+	w.Write(buf[:n])
+	src.SetReadDeadline(time.Unix(1, 0))
+	for n+more < gatherLimit {
+		m, err := r.Read(buf)
+		if m > 0 {
+			w.Write(buf[:m])
+			more += m
+		}
+		if err != nil {
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				rerr = err
+			}
+			break
+		}
+	}
+	werr = w.Flush()
+	if ferr := out.flush(); werr == nil {
+		werr = ferr
+	}
+	return more, rerr, werr
 }

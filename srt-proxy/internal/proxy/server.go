@@ -54,11 +54,11 @@ type Server struct {
 	// means 1 s.
 	Grace time.Duration
 
-	initOnce  sync.Once
-	transport *dial.HTTPTransport
-	strip     map[string]bool // Rules.StripResponseHeaders, folded
-	ctx       context.Context // cancelled when the server closes for good
-	cancel    context.CancelFunc
+	initOnce sync.Once
+	pool     *upstreamPool   // plain-HTTP upstream connections kept alive
+	strip    map[string]bool // Rules.StripResponseHeaders, folded
+	ctx      context.Context // cancelled when the server closes for good
+	cancel   context.CancelFunc
 
 	mu        sync.Mutex
 	closing   bool
@@ -87,7 +87,7 @@ func (s *Server) init() {
 		if s.Mode == nil {
 			s.Mode = SRTMode{}
 		}
-		s.transport = s.Dialer.NewHTTPTransport()
+		s.pool = &upstreamPool{dialer: s.Dialer}
 		s.strip = s.Rules.stripSet()
 		s.ctx, s.cancel = context.WithCancel(context.Background())
 		s.listeners = make(map[net.Listener]struct{})
@@ -206,7 +206,7 @@ func (s *Server) Close() {
 	}
 	s.mu.Unlock()
 	s.active.Wait()
-	s.transport.CloseIdleConnections()
+	s.pool.close()
 }
 
 func (s *Server) stopAccepting() {

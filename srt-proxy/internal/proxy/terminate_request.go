@@ -1,7 +1,6 @@
 package proxy
 
 import (
-	"errors"
 	"time"
 
 	"github.com/srt-sandbox/decider/policy"
@@ -22,20 +21,8 @@ func (x *tlsSession) serveOne() bool {
 	h.wmu.Unlock()
 	rec := newRecord("https")
 	rec.host, rec.port, rec.user = x.connect.Host, x.connect.Port, x.connect.User
-	head, err := readHead(h.br, h.s.maxHead())
-	if err != nil {
-		var m *malformedError
-		switch {
-		case errors.Is(err, errNoRequest):
-			return false
-		case errors.Is(err, errHeadTooLarge):
-			h.refuse(rec, Refusal{Cause: CauseHeadTooLarge, Kind: KindHTTP, Reason: err.Error()}, true)
-		case errors.As(err, &m):
-			h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: KindHTTP, Reason: m.Error()}, true)
-		default:
-			rec.set(decisionFail, "reading the request head: "+err.Error())
-			h.s.log(rec)
-		}
+	head := h.nextHead(rec)
+	if head == nil {
 		return false
 	}
 	x.tc.SetReadDeadline(time.Time{})
@@ -82,14 +69,7 @@ func (x *tlsSession) serveOne() bool {
 	}
 	// The body is read only if the decider asks to see it (need_body),
 	// and then kept and forwarded first.
-	var rb *reqBody
-	if kind != bodyNone {
-		var onFirst func()
-		if head.minor == 1 && expectsContinue(head) {
-			onFirst = h.sendContinue
-		}
-		rb = newReqBody(kind, length, h.br, onFirst)
-	}
+	rb := h.requestBody(head, kind, length)
 	body := newPeekBody(head.method, rb, length, x.tc)
 	req.Body = body
 
@@ -97,18 +77,7 @@ func (x *tlsSession) serveOne() bool {
 	defer cancel()
 	v, err := h.s.Asker.Ask(ctx, req)
 	if err != nil {
-		var u *UnaskableError
-		switch ferr := body.failed(); {
-		case ferr != nil:
-			rec.set(decisionFail, "reading the request body: "+ferr.Error())
-			h.s.log(rec)
-			return false
-		case errors.As(err, &u):
-			return refuse(CauseUnaskable, u.Reason)
-		case errors.Is(err, ErrBodylessBody):
-			return h.refuse(rec, Refusal{Cause: CauseBodyless, Kind: KindHTTP, Reason: ErrBodylessBody.Error(), Host: req.Host}, true)
-		}
-		return refuse(CauseUnavailable, deciderReason(err.Error()))
+		return h.askFailed(rec, req, body, err, refuseClose)
 	}
 	if !v.Allow {
 		return h.refuse(rec, Refusal{Cause: CauseRequestDenied, Kind: KindHTTP, Status: v.Status, Reason: v.Reason, Host: req.Host}, refuseClose)
@@ -116,9 +85,11 @@ func (x *tlsSession) serveOne() bool {
 	if hostHeader == "" {
 		hostHeader = hostAuthority("https", req.Host, req.Port)
 	}
-	ex := &exchange{head: head, req: req, verdict: v, target: forward, hostHeader: hostHeader,
+	ex := &exchange{head: head, req: req, verdict: v, scheme: "https", target: forward, hostHeader: hostHeader,
 		kind: kind, length: length, wantsClose: wantsClose, rec: rec, rb: rb, body: body}
-	keep := x.forward(ctx, ex)
+	keep := h.forward(ctx, ex, tunnelUpstream{x})
+	x.up += rec.up
+	x.down += rec.down
 	h.s.log(rec)
 	return keep
 }

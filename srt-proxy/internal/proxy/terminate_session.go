@@ -4,6 +4,8 @@ import (
 	"bufio"
 	"crypto/tls"
 	"time"
+
+	"github.com/srt-sandbox/decider/policy"
 )
 
 // tlsSession is one terminated tunnel: HTTP/1.1 requests read from the
@@ -27,8 +29,9 @@ type tlsSession struct {
 
 func newTLSSession(s *Server, outer *conn, tc *tls.Conn, bulk *bulkConn, connect *Request) *tlsSession {
 	x := &tlsSession{s: s, t: s.TLS, outer: outer, tc: tc, bulk: bulk, connect: connect,
-		sni: lowerASCII(tc.ConnectionState().ServerName)}
-	x.h = &httpConn{s: s, c: &conn{raw: tc}, br: bufio.NewReaderSize(tc, 4096), bw: bufio.NewWriterSize(tc, 4096)}
+		sni: policy.LowerASCII(tc.ConnectionState().ServerName)}
+	x.h = &httpConn{s: s, c: &conn{raw: tc}, br: bufio.NewReaderSize(tc, 4096), bw: bufio.NewWriterSize(tc, 4096),
+		stall: x.stall(), bulk: bulk, keepAlive: keepAliveAnswer}
 	return x
 }
 

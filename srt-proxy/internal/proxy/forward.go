@@ -1,0 +1,336 @@
+package proxy
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"net/http/httputil"
+	"net/textproto"
+	"slices"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/srt-sandbox/srt-proxy/internal/dial"
+)
+
+// exchange is one allowed request on its way upstream.
+type exchange struct {
+	head       *requestHead
+	req        *Request
+	verdict    Verdict
+	scheme     string // the destination's: "http" or "https"
+	target     string // the request-target sent upstream, in origin form
+	hostHeader string // the Host header sent upstream
+	kind       bodyKind
+	length     int64
+	wantsClose bool
+	// Which client fields stay behind: proxyOnly drops every hop-by-hop
+	// field (dropProxyOnly); otherwise dropRequestHeader applies, with
+	// authConsumed saying the Proxy-Authorization carried our token.
+	proxyOnly, authConsumed bool
+	rec                     *record
+	rb                      *reqBody     // the body as framed on the wire; nil when none
+	body                    *peekBody    // the body as the decider saw it (its first bytes may be held); nil: rb as it is
+	src                     *stallReader // what the body sender reads
+}
+
+// upstreams is where a client connection's exchanges get their upstream
+// connections: a terminated tunnel keeps one of its own
+// (tunnelUpstream), plain-HTTP requests share the server's pool
+// (pooledUpstream).
+type upstreams interface {
+	// get returns a connection for ex: a kept one that is still alive,
+	// unless fresh is asked for, else a new one.
+	get(ctx context.Context, ex *exchange, fresh bool) (*upConn, error)
+	// done hands u back after an exchange: kept for the next one when
+	// reusable, else closed.
+	done(u *upConn, reusable bool)
+}
+
+// forward sends an allowed request upstream and relays the response. It
+// reports whether the client connection may carry another request.
+func (h *httpConn) forward(ctx context.Context, ex *exchange, ups upstreams) bool {
+	rec := ex.rec
+	refuseClose := ex.wantsClose || ex.kind != bodyNone
+	body := ex.rb
+	if body != nil {
+		var r io.Reader = body
+		if ex.body != nil {
+			r = ex.body.forward()
+		}
+		ex.src = &stallReader{r: r, c: h.c.raw, d: h.stall}
+	}
+	u, err := ups.get(ctx, ex, false)
+	if err != nil {
+		return h.upstreamFailed(rec, ex.req, err, refuseClose)
+	}
+	rec.addr = u.addr
+	var sent chan error
+	resp, err := h.roundTrip(u, ex, body, &sent)
+	if err != nil && body == nil && u.used && idempotent(ex.head.method) && retryable(err) {
+		ups.done(u, false)
+		if u, err = ups.get(ctx, ex, true); err != nil {
+			return h.upstreamFailed(rec, ex.req, err, refuseClose)
+		}
+		rec.addr = u.addr
+		resp, err = h.roundTrip(u, ex, nil, &sent)
+	}
+	u.used = true
+	if err != nil {
+		ups.done(u, false)
+		h.endBody(ex, u, sent)
+		complete := true
+		if body != nil {
+			if cerr := body.clientErr(); cerr != nil {
+				rec.set(decisionFail, "reading the request body: "+cerr.Error())
+				return false
+			}
+			rec.up = body.n.Load()
+			complete = body.finish()
+		}
+		return h.upstreamFailed(rec, ex.req, err, ex.wantsClose || !complete)
+	}
+	rec.set(decisionAllow, ex.verdict.Reason)
+	keep, upstreamDone := h.relay(ex, resp, u)
+	if !upstreamDone {
+		// First: closing a body not read to its end reads the rest.
+		u.close()
+	}
+	resp.Body.Close()
+	sendErr := h.endBody(ex, u, sent)
+	if body != nil {
+		keep = body.finish() && keep
+		rec.up = body.n.Load()
+	}
+	ups.done(u, upstreamDone && !resp.Close && sendErr == nil)
+	return keep
+}
+
+// idempotent reports whether a request with method may be sent twice
+// (RFC 9110 §9.2.2): only such a request is sent again on a new connection
+// when a kept one fails, as the upstream may have acted on the first.
+func idempotent(method string) bool {
+	switch method {
+	case "GET", "HEAD", "OPTIONS", "TRACE", "PUT", "DELETE":
+		return true
+	}
+	return false
+}
+
+// roundTrip writes the request (its body from a goroutine of its own,
+// reported on *sent) and reads the response head, skipping interim 1xx
+// answers.
+func (h *httpConn) roundTrip(u *upConn, ex *exchange, body *reqBody, sent *chan error) (*http.Response, error) {
+	if h.stall > 0 {
+		u.conn.SetWriteDeadline(time.Now().Add(h.stall))
+	}
+	u.bw.Write(upstreamHead(ex, u))
+	if body == nil {
+		if err := u.bw.Flush(); err != nil {
+			return nil, err
+		}
+	} else {
+		ch := make(chan error, 1)
+		*sent = ch
+		go func() { ch <- h.sendBody(u, ex) }()
+	}
+	if h.stall > 0 {
+		u.conn.SetReadDeadline(time.Now().Add(h.stall))
+	}
+	if _, err := u.br.Peek(1); err != nil {
+		return nil, &noAnswerError{err}
+	}
+	u.lim.arm()
+	defer u.lim.disarm()
+	for {
+		resp, err := http.ReadResponse(u.br, &http.Request{Method: ex.head.method})
+		if err != nil {
+			return nil, err
+		}
+		if resp.StatusCode >= 100 && resp.StatusCode < 200 && resp.StatusCode != http.StatusSwitchingProtocols {
+			continue // 100 Continue and the like: the proxy sent its own
+		}
+		return resp, nil
+	}
+}
+
+// sendBody streams the request body upstream, re-framed as the head
+// announced.
+func (h *httpConn) sendBody(u *upConn, ex *exchange) error {
+	src := ex.src
+	dst := &stallWriter{w: u.bw, c: u.conn, d: h.stall}
+	var err error
+	if ex.kind == bodyChunked {
+		cw := httputil.NewChunkedWriter(dst)
+		if _, err = io.Copy(cw, src); err == nil {
+			if err = cw.Close(); err == nil {
+				_, err = io.WriteString(dst, "\r\n")
+			}
+		}
+	} else {
+		_, err = io.Copy(dst, src)
+	}
+	if err == nil {
+		if h.stall > 0 {
+			u.conn.SetWriteDeadline(time.Now().Add(h.stall))
+		}
+		err = u.bw.Flush()
+	}
+	return err
+}
+
+// endBody waits for the body sender. If it is still at work (the response
+// came first), the upstream leg is cut and the client read interrupted so
+// that it stops.
+func (h *httpConn) endBody(ex *exchange, u *upConn, sent chan error) error {
+	if sent == nil {
+		return nil
+	}
+	select {
+	case err := <-sent:
+		return err
+	default:
+	}
+	u.close()
+	ex.src.abort()
+	err := <-sent
+	h.c.raw.SetReadDeadline(time.Time{})
+	if err == nil {
+		err = errors.New("request body cut short")
+	}
+	return err
+}
+
+// upstreamHead is the request head sent upstream: the request line with
+// the exchange's target (in absolute form to a parent proxy), the Host
+// header, the client's fields in their order without the ones that stay
+// behind (names folded: '_' and '.' count as '-'), the verdict's edits,
+// the parent's credentials, and the proxy's own framing.
+func upstreamHead(ex *exchange, u *upConn) []byte {
+	h, v := ex.head, ex.verdict
+	var b bytes.Buffer
+	b.Grow(512)
+	b.WriteString(h.method)
+	b.WriteByte(' ')
+	if u.parent != nil {
+		b.WriteString(ex.scheme)
+		b.WriteString("://")
+		b.WriteString(hostAuthority(ex.scheme, ex.req.Host, ex.req.Port))
+	}
+	b.WriteString(ex.target)
+	b.WriteString(" HTTP/1.1\r\nHost: ")
+	b.WriteString(ex.hostHeader)
+	b.WriteString("\r\n")
+	named := connectionTokens(h.values("connection"))
+	for n := range named {
+		named[foldName(n)] = true
+	}
+	edited := make(map[string]bool, len(v.RemoveHeaders)+len(v.SetHeaders))
+	for _, n := range v.RemoveHeaders {
+		edited[foldName(n)] = true
+	}
+	for n := range v.SetHeaders {
+		edited[foldName(n)] = true
+	}
+	hasProxyAuth := false
+	for _, f := range h.fields {
+		folded := foldName(f.lower)
+		if ex.drops(folded, named) || edited[folded] {
+			continue
+		}
+		hasProxyAuth = hasProxyAuth || folded == "proxy-authorization"
+		writeHeadField(&b, f.name, f.value)
+	}
+	names := make([]string, 0, len(v.SetHeaders))
+	for n := range v.SetHeaders {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		k := textproto.CanonicalMIMEHeaderKey(n)
+		for _, val := range v.SetHeaders[n] {
+			writeHeadField(&b, k, val)
+			hasProxyAuth = hasProxyAuth || foldName(n) == "proxy-authorization"
+		}
+	}
+	if auth := dial.ProxyAuthorization(u.parent); auth != "" && !hasProxyAuth {
+		writeHeadField(&b, "Proxy-Authorization", auth)
+	}
+	switch {
+	case ex.kind == bodyLength:
+		writeHeadField(&b, "Content-Length", strconv.FormatInt(ex.length, 10))
+	case ex.kind == bodyChunked:
+		writeHeadField(&b, "Transfer-Encoding", "chunked")
+	case len(h.values("content-length")) > 0:
+		writeHeadField(&b, "Content-Length", "0") // an empty body said so: some servers want a length on a POST
+	}
+	b.WriteString("\r\n")
+	return b.Bytes()
+}
+
+// drops reports whether a client's header field (its folded name) stays
+// behind.
+func (ex *exchange) drops(folded string, named map[string]bool) bool {
+	if ex.proxyOnly {
+		return dropProxyOnly(folded, named)
+	}
+	return dropRequestHeader(folded, named, ex.authConsumed)
+}
+
+func writeHeadField(b *bytes.Buffer, name, value string) {
+	b.WriteString(name)
+	b.WriteString(": ")
+	b.WriteString(value)
+	b.WriteString("\r\n")
+}
+
+// stallReader gives each read from a connection d to make progress (0: as
+// long as it takes), until abort.
+type stallReader struct {
+	r io.Reader
+	c net.Conn
+	d time.Duration
+
+	mu      sync.Mutex // orders abort's deadline after every Read's
+	aborted bool
+}
+
+func (s *stallReader) Read(p []byte) (int, error) {
+	s.mu.Lock()
+	if s.aborted {
+		s.mu.Unlock()
+		return 0, errAborted
+	}
+	if s.d > 0 {
+		s.c.SetReadDeadline(time.Now().Add(s.d))
+	}
+	s.mu.Unlock()
+	return s.r.Read(p)
+}
+
+// abort makes a Read in progress, and every later one, fail soon.
+func (s *stallReader) abort() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.aborted = true
+	s.c.SetReadDeadline(time.Unix(1, 0))
+}
+
+// stallWriter gives each write to a connection d to make progress (0: as
+// long as it takes).
+type stallWriter struct {
+	w io.Writer
+	c net.Conn
+	d time.Duration
+}
+
+func (s *stallWriter) Write(p []byte) (int, error) {
+	if s.d > 0 {
+		s.c.SetWriteDeadline(time.Now().Add(s.d))
+	}
+	return s.w.Write(p)
+}

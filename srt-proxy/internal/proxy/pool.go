@@ -1,0 +1,178 @@
+package proxy
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/srt-sandbox/decider/policy"
+
+	"github.com/srt-sandbox/srt-proxy/internal/dial"
+)
+
+// The limits of the plain-HTTP connection pool.
+const (
+	maxIdlePerKey   = 64
+	maxIdle         = 1024
+	upstreamIdleFor = 90 * time.Second // an idle upstream connection is closed after this
+)
+
+// upKey is the destination of a pooled connection.
+type upKey struct {
+	scheme, host string
+	port         int
+}
+
+// upstreamPool keeps the upstream connections of plain-HTTP requests alive
+// between requests, for any client connection to reuse. Every new
+// connection is opened by dial.Dialer.HTTP (the resolved-address check
+// included), and a connection is reused only under the address policy it
+// was checked under: once the lists change, the next request to that
+// destination dials anew.
+type upstreamPool struct {
+	dialer *dial.Dialer
+
+	mu     sync.Mutex
+	idle   map[upKey][]*upConn // most recently used last
+	n      int
+	closed bool
+}
+
+// policy is the address policy in force now.
+func (p *upstreamPool) policy() *policy.AddressPolicy {
+	if p.dialer.Policy == nil {
+		return nil
+	}
+	return p.dialer.Policy()
+}
+
+// get returns a connection to key: an idle one that is still alive unless
+// fresh is asked for, else a new one.
+func (p *upstreamPool) get(ctx context.Context, key upKey, fresh bool) (*upConn, error) {
+	if !fresh {
+		for u := p.take(key); u != nil; u = p.take(key) {
+			if u.alive() {
+				return u, nil
+			}
+			u.close()
+		}
+	}
+	checked := p.policy() // before the dial: at worst, older than the one it applied
+	var raw net.Conn
+	wrap := func(c net.Conn) net.Conn { raw = c; return c }
+	c, dialed, err := p.dialer.HTTP(ctx, key.scheme, key.host, key.port, wrap)
+	if err != nil {
+		return nil, err
+	}
+	if raw == nil {
+		raw = c
+	}
+	u := newUpConn(c, raw, dialed.Addr)
+	u.parent, u.key, u.policy = dialed.Parent, key, checked
+	return u, nil
+}
+
+// take removes the most recently used idle connection to key from the
+// pool; nil when there is none checked under the policy in force.
+func (p *upstreamPool) take(key upKey) *upConn {
+	cur := p.policy()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	list := p.idle[key]
+	for len(list) > 0 {
+		u := list[len(list)-1]
+		list[len(list)-1] = nil
+		list = list[:len(list)-1]
+		p.n--
+		u.expiry.Stop()
+		if u.policy == cur {
+			p.idle[key] = list
+			return u
+		}
+		u.close() // checked under lists no longer in force
+	}
+	delete(p.idle, key)
+	return nil
+}
+
+// put returns a connection that can carry another request to the pool, or
+// closes it when the pool is full or closed or the lists changed since it
+// was checked.
+func (p *upstreamPool) put(u *upConn) {
+	cur := p.policy()
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed || u.policy != cur || p.n >= maxIdle || len(p.idle[u.key]) >= maxIdlePerKey {
+		u.close()
+		return
+	}
+	if p.idle == nil {
+		p.idle = make(map[upKey][]*upConn)
+	}
+	p.idle[u.key] = append(p.idle[u.key], u)
+	p.n++
+	if u.expiry == nil {
+		u.expiry = time.AfterFunc(upstreamIdleFor, func() { p.expire(u) })
+	} else {
+		u.expiry.Reset(upstreamIdleFor)
+	}
+}
+
+// expire closes u if it is still idle in the pool.
+func (p *upstreamPool) expire(u *upConn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	list := p.idle[u.key]
+	for i, v := range list {
+		if v == u {
+			p.idle[u.key] = append(list[:i], list[i+1:]...)
+			if len(p.idle[u.key]) == 0 {
+				delete(p.idle, u.key)
+			}
+			p.n--
+			u.close()
+			return
+		}
+	}
+}
+
+// close closes the idle connections, and those put back from now on.
+func (p *upstreamPool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.closed = true
+	for _, list := range p.idle {
+		for _, u := range list {
+			u.expiry.Stop()
+			u.close()
+		}
+	}
+	p.idle, p.n = nil, 0
+}
+
+// pooledUpstream is where the plain-HTTP requests of one client
+// connection get their upstream connections: from the server's pool. The
+// one in use is closed with the client connection (and at shutdown).
+type pooledUpstream struct{ h *httpConn }
+
+func (pu pooledUpstream) get(ctx context.Context, ex *exchange, fresh bool) (*upConn, error) {
+	u, err := pu.h.s.pool.get(ctx, upKey{ex.scheme, ex.req.Host, ex.req.Port}, fresh)
+	if err != nil {
+		return nil, err
+	}
+	if !pu.h.c.setUpstream(u.conn) {
+		u.close()
+		return nil, errors.New("server closing")
+	}
+	return u, nil
+}
+
+func (pu pooledUpstream) done(u *upConn, reusable bool) {
+	if pu.h.c.setUpstream(nil) && reusable {
+		pu.h.s.pool.put(u)
+		return
+	}
+	u.close()
+}
