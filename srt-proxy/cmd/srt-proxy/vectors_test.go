@@ -231,8 +231,13 @@ func TestVectorsSRTMode(t *testing.T) {
 				}
 				return
 			}
-			// An update: the link lives and the request still waits.
-			d.send(verdict(id, `"action":"deny","status":403`))
+			// A verdict (for id 1, the request's) answers the request;
+			// an update leaves the link alive and the request waiting.
+			if v.Expect.T != "verdict" {
+				d.send(verdict(id, `"action":"deny","status":403`))
+			} else if id != 1 {
+				t.Fatalf("request id %d; the vector's verdict is for id 1", id)
+			}
 			if ans := await(t, got); !strings.HasPrefix(ans, "HTTP/1.1 403 ") {
 				t.Fatalf("got %q", ans)
 			}

@@ -85,7 +85,8 @@ func (l *Link) Ask(ctx context.Context, r *protocol.Req, body Body) (protocol.Ve
 
 // await waits, with the verdict timer, for the next verdict handed to w.
 // On expiry or cancellation the request is given up on (late marks what
-// may still come for it).
+// may still come for it). A verdict handed over before the link died is
+// returned: the decider answered while the link was sound.
 func (l *Link) await(ctx context.Context, id uint64, w *waiter, late lateState) (protocol.Verdict, error) {
 	t := l.clock.start()
 	defer l.clock.stop(t)
@@ -94,6 +95,13 @@ func (l *Link) await(ctx context.Context, id uint64, w *waiter, late lateState) 
 	case v := <-w.ch:
 		return v, nil
 	case <-l.dead:
+		// A verdict delivered before the link died still answers
+		// (select picks at random among ready cases).
+		select {
+		case v := <-w.ch:
+			return v, nil
+		default:
+		}
 		return nil, l.unavailable()
 	case <-t.expired:
 		why = fmt.Errorf("%w: decider timed out", ErrUnavailable)
@@ -161,6 +169,11 @@ func (l *Link) inspect(ctx context.Context, id uint64, w *waiter, limit int, bod
 	case <-l.dead:
 		abort()
 		<-done
+		select {
+		case v := <-w.ch: // a deny delivered before the link died
+			return v, nil
+		default:
+		}
 		return nil, l.unavailable()
 	case <-ctx.Done():
 		abort()

@@ -433,3 +433,19 @@ func TestGarbageFailsPending(t *testing.T) {
 	unavailable(t, wait(t, ch).err, "bad verdict frame")
 	waitDead(t, l, "bad verdict frame")
 }
+
+// TestVerdictBeforeDeath: a verdict delivered before a violation kills the
+// link still answers its request, every time (select would otherwise pick
+// between the verdict and the death at random).
+func TestVerdictBeforeDeath(t *testing.T) {
+	for i := range 50 {
+		l, d := startLink(t, protocol.Line, Config{})
+		ch := askAsync(l, nil)
+		d.next()
+		d.send(verdict(1, `"action":"deny","status":403`), verdict(1, `"action":"deny","status":403`))
+		waitDead(t, l, "verdict for id 1, which nothing waits on")
+		if a := wait(t, ch); a.err != nil || a.v.Action() != protocol.ActionDeny {
+			t.Fatalf("round %d: got %#v, %v; want the deny delivered before the link died", i, a.v, a.err)
+		}
+	}
+}
