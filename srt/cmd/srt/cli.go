@@ -30,7 +30,7 @@ type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
 
-func newApp(stdout, stderr io.Writer, status *int) *cli.App {
+func newApp(stdout, stderr io.Writer, status *int, sigs *signals) *cli.App {
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version and exit"}
 	// The bare version, as the reference prints its own.
 	cli.VersionPrinter = func(c *cli.Context) { fmt.Fprintln(c.App.Writer, c.App.Version) }
@@ -55,7 +55,7 @@ func newApp(stdout, stderr io.Writer, status *int) *cli.App {
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 		Action: func(ctx *cli.Context) error {
-			code, err := runCommand(ctx, stderr)
+			code, err := runCommand(ctx, stderr, sigs)
 			*status = code
 			return err
 		},
@@ -66,8 +66,9 @@ func run(args []string, stdout, stderr io.Writer) int {
 	if len(args) > 1 && args[1] == "proxy" {
 		return runProxy(args[2:], stdout, stderr)
 	}
+	sigs := watchSignals()
 	status := 0
-	app := newApp(stdout, stderr, &status)
+	app := newApp(stdout, stderr, &status, sigs)
 	if err := app.Run(args); err != nil {
 		var ue usageError
 		switch {
@@ -107,17 +108,29 @@ func logger(debug bool, stderr io.Writer) zerolog.Logger {
 	return zerolog.New(w).Level(zerolog.DebugLevel)
 }
 
-func runCommand(ctx *cli.Context, stderr io.Writer) (int, error) {
-	// From here a signal must not kill srt before the sandbox is cleaned up.
-	// Registering costs a thread start: it overlaps with the work below and
-	// is waited for before the sandbox starts. (No signal.Stop: srt exits
-	// when this returns.)
-	sigs := make(chan os.Signal, 8)
-	sigsReady := make(chan struct{})
+// signals are the signals srt forwards to the command. From the start of a
+// run, a signal must not kill srt before the sandbox is cleaned up.
+type signals struct {
+	ch    chan os.Signal
+	ready chan struct{} // closed once they are caught
+}
+
+// watchSignals starts catching the forwarded signals. Registering takes
+// about a millisecond (a thread start, then one hand-over to that thread
+// per signal), so it runs beside the flag parsing and the planning and is
+// waited for just before the sandbox starts. (No signal.Stop: srt exits
+// when the run ends.)
+func watchSignals() *signals {
+	s := &signals{ch: make(chan os.Signal, 8), ready: make(chan struct{})}
 	go func() {
-		signal.Notify(sigs, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
-		close(sigsReady)
+		signal.Notify(s.ch, syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT, syscall.SIGUSR1, syscall.SIGUSR2, syscall.SIGWINCH)
+		close(s.ready)
 	}()
+	return s
+}
+
+func runCommand(ctx *cli.Context, stderr io.Writer, signals *signals) (int, error) {
+	sigs := signals.ch
 	if ctx.Bool("debug") {
 		os.Setenv("SRT_DEBUG", "1")
 	}
@@ -206,7 +219,7 @@ func runCommand(ctx *cli.Context, stderr io.Writer) (int, error) {
 			fmt.Fprintf(stderr, "srt: cleaning up: %v\n", err)
 		}
 	}()
-	<-sigsReady
+	<-signals.ready
 	if s := pending(sigs); s != nil {
 		return 128 + int(s.(syscall.Signal)), fmt.Errorf("interrupted by %s before the command started", signalName(s))
 	}
