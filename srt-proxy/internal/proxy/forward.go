@@ -123,7 +123,7 @@ func idempotent(method string) bool {
 
 // roundTrip writes the request (its body from a goroutine of its own,
 // reported on *sent) and reads the response head, skipping interim 1xx
-// answers.
+// answers. A body the client fails to deliver cuts the upstream leg.
 func (h *httpConn) roundTrip(u *upConn, ex *exchange, body *reqBody, sent *chan error) (*http.Response, error) {
 	if h.stall > 0 {
 		u.conn.SetWriteDeadline(time.Now().Add(h.stall))
@@ -136,7 +136,16 @@ func (h *httpConn) roundTrip(u *upConn, ex *exchange, body *reqBody, sent *chan 
 	} else {
 		ch := make(chan error, 1)
 		*sent = ch
-		go func() { ch <- h.sendBody(u, ex) }()
+		go func() {
+			err := h.sendBody(u, ex)
+			if err != nil && body.clientErr() != nil {
+				// The client's body failed (malformed, cut short): the
+				// upstream, waiting for the rest, will not answer, so
+				// the wait for its response ends here.
+				u.close()
+			}
+			ch <- err
+		}()
 	}
 	if h.stall > 0 {
 		u.conn.SetReadDeadline(time.Now().Add(h.stall))

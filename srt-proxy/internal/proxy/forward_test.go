@@ -519,3 +519,138 @@ func TestRetryOnlyIdempotent(t *testing.T) {
 		})
 	}
 }
+
+// TestKeptConnectionChecked: a kept upstream connection that the upstream
+// has closed, or on which it sent bytes nobody asked for, is not used
+// again: the next request, a POST (never resent), goes on a new
+// connection and gets its own answer.
+func TestKeptConnectionChecked(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		after func(c net.Conn) // what the upstream does after its first answer
+	}{
+		{"closed", func(c net.Conn) { c.Close() }},
+		{"unasked bytes", func(c net.Conn) { io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 5\r\n\r\nstale") }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			l, err := net.Listen("tcp", "127.0.0.1:0")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer l.Close()
+			var mu sync.Mutex
+			conns := 0
+			go func() {
+				for {
+					c, err := l.Accept()
+					if err != nil {
+						return
+					}
+					mu.Lock()
+					conns++
+					first := conns == 1
+					mu.Unlock()
+					go func() {
+						defer c.Close()
+						c.SetDeadline(time.Now().Add(10 * time.Second))
+						br := bufio.NewReader(c)
+						for {
+							r, err := http.ReadRequest(br)
+							if err != nil {
+								return
+							}
+							body := r.Method + " " + r.URL.Path
+							fmt.Fprintf(c, "HTTP/1.1 200 OK\r\nContent-Length: %d\r\n\r\n%s", len(body), body)
+							if first {
+								tc.after(c)
+								first = false
+							}
+						}
+					}()
+				}
+			}()
+			addr, _ := startProxy(t, &fakeAsker{}, nil)
+			c, err := net.Dial("tcp", addr)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			c.SetDeadline(time.Now().Add(10 * time.Second))
+			br := bufio.NewReader(c)
+			up := l.Addr().String()
+			send := func(method, path string) string {
+				fmt.Fprintf(c, "%s http://%s%s HTTP/1.1\r\nHost: %s\r\n\r\n", method, up, path, up)
+				resp, err := http.ReadResponse(br, nil)
+				if err != nil {
+					t.Fatalf("%s %s: %v", method, path, err)
+				}
+				b, _ := io.ReadAll(resp.Body)
+				return fmt.Sprintf("%d %s", resp.StatusCode, b)
+			}
+			if got := send("GET", "/one"); got != "200 GET /one" {
+				t.Fatalf("first: %q", got)
+			}
+			time.Sleep(100 * time.Millisecond) // the FIN or the stray bytes arrive
+			if got := send("POST", "/two"); got != "200 POST /two" {
+				t.Errorf("second: %q, want the answer to the POST on a new connection", got)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			if conns != 2 {
+				t.Errorf("%d upstream connections, want 2", conns)
+			}
+		})
+	}
+}
+
+// TestBrokenBodyCutsUpstream: a client whose chunked body turns malformed
+// after the request went upstream gets its connection closed, and the
+// upstream leg is cut, rather than both waiting on each other for ever.
+func TestBrokenBodyCutsUpstream(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	upstreamEnded := make(chan error, 1)
+	go func() {
+		c, err := l.Accept()
+		if err != nil {
+			upstreamEnded <- err
+			return
+		}
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		r, err := http.ReadRequest(bufio.NewReader(c))
+		if err != nil {
+			upstreamEnded <- err
+			return
+		}
+		_, err = io.Copy(io.Discard, r.Body) // waits for the rest, as a server does
+		upstreamEnded <- err
+	}()
+	addr, _ := startProxy(t, &fakeAsker{}, nil)
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	up := l.Addr().String()
+	fmt.Fprintf(c, "POST http://%s/ HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcXX", up, up)
+	got, err := io.ReadAll(c)
+	if err != nil {
+		t.Fatalf("the client connection did not end: %v (read %q)", err, got)
+	}
+	if len(got) != 0 {
+		t.Errorf("the client got %q; a request whose body failed gets no answer", got)
+	}
+	select {
+	case err := <-upstreamEnded:
+		if err == nil {
+			t.Error("the upstream read a complete body")
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("the upstream leg was not cut")
+	}
+}
