@@ -135,38 +135,8 @@ func TestKeptAliveUnderItsPolicy(t *testing.T) {
 
 func TestParentProxyConnect(t *testing.T) {
 	echo := echoServer(t, "tcp", "127.0.0.1:0")
-	// A tiny CONNECT proxy on loopback, standing for a corporate proxy.
-	pl, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pl.Close()
 	seen := make(chan string, 4)
-	go func() {
-		for {
-			c, err := pl.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				req, err := http.ReadRequest(br)
-				if err != nil {
-					return
-				}
-				seen <- req.Method + " " + req.RequestURI + " " + req.Header.Get("Proxy-Authorization")
-				up, err := net.Dial("tcp", echo.Addr().String())
-				if err != nil {
-					return
-				}
-				defer up.Close()
-				io.WriteString(c, "HTTP/1.1 200 OK\r\n\r\n")
-				go io.Copy(up, br)
-				io.Copy(c, up)
-			}()
-		}
-	}()
+	pl := connectParent(t, echo.Addr().String(), seen)
 	pu, _ := url.Parse("http://corp:pw@" + pl.Addr().String())
 	a := &fakeAsker{}
 	addr, _ := startProxy(t, a, func(s *Server) {

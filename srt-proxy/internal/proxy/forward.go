@@ -168,28 +168,49 @@ func (h *httpConn) roundTrip(u *upConn, ex *exchange, body *reqBody, sent *chan 
 }
 
 // sendBody streams the request body upstream, re-framed as the head
-// announced.
+// announced. What each read from the client gives goes out at once (the
+// head with the first of it), as net/http's Transport flushed every chunk
+// (golang.org/issue/6574): a body sent slowly, or a stream whose client
+// waits for the upstream's answer before it sends more, is not held back
+// in the buffer.
 func (h *httpConn) sendBody(u *upConn, ex *exchange) error {
 	src := ex.src
 	dst := &stallWriter{w: u.bw, c: u.conn, d: h.stall}
+	flush := func() error {
+		if h.stall > 0 {
+			u.conn.SetWriteDeadline(time.Now().Add(h.stall))
+		}
+		return u.bw.Flush()
+	}
 	var err error
 	if ex.kind == bodyChunked {
 		cw := httputil.NewChunkedWriter(dst)
-		if _, err = io.Copy(cw, src); err == nil {
+		if _, err = io.Copy(flushingWriter{cw, flush}, src); err == nil {
 			if err = cw.Close(); err == nil {
 				_, err = io.WriteString(dst, "\r\n")
 			}
 		}
 	} else {
-		_, err = io.Copy(dst, src)
+		_, err = io.Copy(flushingWriter{dst, flush}, src)
 	}
 	if err == nil {
-		if h.stall > 0 {
-			u.conn.SetWriteDeadline(time.Now().Add(h.stall))
-		}
-		err = u.bw.Flush()
+		err = flush()
 	}
 	return err
+}
+
+// flushingWriter flushes after every write.
+type flushingWriter struct {
+	w     io.Writer
+	flush func() error
+}
+
+func (f flushingWriter) Write(p []byte) (int, error) {
+	n, err := f.w.Write(p)
+	if err == nil {
+		err = f.flush()
+	}
+	return n, err
 }
 
 // endBody waits for the body sender. If it is still at work (the response

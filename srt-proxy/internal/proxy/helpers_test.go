@@ -5,9 +5,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
+	"fmt"
 	"io"
 	"net"
+	"net/http"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -255,4 +258,76 @@ func socksIP(a netip.Addr, port int) []byte {
 		b = append([]byte{4}, a.AsSlice()...)
 	}
 	return append(b, byte(port>>8), byte(port))
+}
+
+// connectParent is a tiny CONNECT proxy on loopback, standing for a
+// corporate proxy: every tunnel goes to target, whatever it names. Each
+// request line and Proxy-Authorization is sent on seen (when not nil).
+func connectParent(t testing.TB, target string, seen chan<- string) net.Listener {
+	t.Helper()
+	pl, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pl.Close() })
+	go func() {
+		for {
+			c, err := pl.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				br := bufio.NewReader(c)
+				req, err := http.ReadRequest(br)
+				if err != nil {
+					return
+				}
+				if seen != nil {
+					seen <- req.Method + " " + req.RequestURI + " " + req.Header.Get("Proxy-Authorization")
+				}
+				if req.Method != "CONNECT" {
+					io.WriteString(c, "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
+					return
+				}
+				up, err := net.Dial("tcp", target)
+				if err != nil {
+					return
+				}
+				defer up.Close()
+				io.WriteString(c, "HTTP/1.1 200 OK\r\n\r\n")
+				go io.Copy(up, br)
+				io.Copy(c, up)
+			}()
+		}
+	}()
+	return pl
+}
+
+// proxyClient is a client connection to the proxy at addr; send sends an
+// absolute-form request for rawURL (Host from it) and returns the
+// response's status code and body, as "code body".
+func proxyClient(t testing.TB, addr string) (send func(method, rawURL string) string) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	br := bufio.NewReader(c)
+	return func(method, rawURL string) string {
+		t.Helper()
+		u, err := url.Parse(rawURL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		fmt.Fprintf(c, "%s %s HTTP/1.1\r\nHost: %s\r\n\r\n", method, rawURL, u.Host)
+		resp, err := http.ReadResponse(br, nil)
+		if err != nil {
+			t.Fatalf("%s %s: %v", method, rawURL, err)
+		}
+		b, _ := io.ReadAll(resp.Body)
+		return fmt.Sprintf("%d %s", resp.StatusCode, b)
+	}
 }

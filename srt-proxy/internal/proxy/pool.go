@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"net"
 	"sync"
@@ -68,9 +69,19 @@ func (p *upstreamPool) get(ctx context.Context, key upKey, fresh bool) (*upConn,
 	}
 	if raw == nil {
 		raw = c
+		if tc, ok := c.(*tls.Conn); ok {
+			raw = tc.NetConn() // an https:// parent: alive looks at its socket
+		}
 	}
 	u := newUpConn(c, raw, dialed.Addr)
-	u.parent, u.key, u.policy = dialed.Parent, key, checked
+	u.key, u.policy = key, checked
+	if key.scheme == "http" {
+		// Requests go to the parent itself: absolute form, its
+		// credentials. An https:// destination is reached through the
+		// parent's CONNECT, and what goes inside its TLS is for the
+		// origin alone.
+		u.parent = dialed.Parent
+	}
 	return u, nil
 }
 

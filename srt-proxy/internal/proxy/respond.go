@@ -108,13 +108,25 @@ func (h *httpConn) relay(ex *exchange, resp *http.Response, u *upConn) (keep, up
 
 // statusPhrase is the upstream's reason phrase, or the standard one.
 func statusPhrase(resp *http.Response) string {
-	if p, ok := strings.CutPrefix(resp.Status, strconv.Itoa(resp.StatusCode)+" "); ok && p != "" {
+	if p, ok := strings.CutPrefix(resp.Status, strconv.Itoa(resp.StatusCode)+" "); ok && p != "" && reasonPhrase(p) {
 		return p
 	}
 	if p := http.StatusText(resp.StatusCode); p != "" {
 		return p
 	}
 	return "Unknown"
+}
+
+// reasonPhrase reports whether p is a valid reason-phrase (RFC 9112
+// §4: HTAB, SP, VCHAR, obs-text): a control byte, a bare CR above all, is
+// not relayed.
+func reasonPhrase(p string) bool {
+	for i := 0; i < len(p); i++ {
+		if c := p[i]; c < ' ' && c != '\t' || c == 0x7f {
+			return false
+		}
+	}
+	return true
 }
 
 func writeField(w *bufio.Writer, name, value string) {
