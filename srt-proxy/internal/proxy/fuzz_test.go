@@ -76,10 +76,10 @@ func fuzzServer() *Server {
 	}
 }
 
-// converse feeds data to one server connection over net.Pipe, reading
-// whatever comes back, and fails if the connection does not end.
-func converse(t *testing.T, data []byte) {
-	s := fuzzServer()
+// converse feeds data to one connection of server s over net.Pipe,
+// reading whatever comes back, fails if the connection does not end, and
+// closes s.
+func converse(t *testing.T, s *Server, data []byte) {
 	s.init()
 	client, server := net.Pipe()
 	c := &conn{raw: server}
@@ -131,7 +131,7 @@ func FuzzSOCKS5(f *testing.F) {
 		if len(data) > 0 && data[0] != 5 && data[0] != 4 {
 			data = append([]byte{5}, data...)
 		}
-		converse(t, data)
+		converse(t, fuzzServer(), data)
 	})
 }
 
@@ -161,7 +161,7 @@ func FuzzHTTPConn(f *testing.F) {
 		if len(data) > 0 && (data[0] == 4 || data[0] == 5) {
 			return // SOCKS, FuzzSOCKS5's business
 		}
-		converse(t, data)
+		converse(t, fuzzServer(), data)
 	})
 }
 

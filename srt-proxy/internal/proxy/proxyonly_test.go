@@ -3,11 +3,8 @@ package proxy
 import (
 	"context"
 	"errors"
-	"io"
-	"net"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/srt-sandbox/decider/policy"
 )
@@ -211,28 +208,7 @@ func FuzzProxyOnlyConn(f *testing.F) {
 		if len(data) > 16<<10 {
 			return
 		}
-		s := proxyOnlyFuzzServer()
-		s.init()
-		client, server := net.Pipe()
-		c := &conn{raw: server}
-		if !s.track(c) {
-			t.Fatal("server closed")
-		}
-		done := make(chan struct{})
-		go func() {
-			defer close(done)
-			s.serveConn(c)
-		}()
-		go io.Copy(io.Discard, client)
-		client.SetWriteDeadline(time.Now().Add(3 * time.Second))
-		client.Write(data)
-		client.Close()
-		select {
-		case <-done:
-		case <-time.After(10 * time.Second):
-			t.Fatalf("the connection did not end for input %q", data)
-		}
-		s.Close()
+		converse(t, proxyOnlyFuzzServer(), data)
 	})
 }
 
