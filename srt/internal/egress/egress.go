@@ -344,15 +344,7 @@ func (e *Egress) Sync(timeout time.Duration) {
 	if e.ctl == nil {
 		return // no decider: no violations
 	}
-	ch := make(chan struct{})
-	e.mu.Lock()
-	if e.syncs == nil {
-		e.syncs = map[uint64]chan struct{}{}
-	}
-	e.nextQ++
-	q := e.nextQ
-	e.syncs[q] = ch
-	e.mu.Unlock()
+	q, ch := e.newSync()
 	if e.sendHandoff(map[string]any{"t": "sync", "q": q}, nil) != nil {
 		return
 	}
@@ -431,18 +423,23 @@ func (e *Egress) Unregister(id string) error {
 	return e.controlSync(5 * time.Second)
 }
 
-// controlSync returns once the decider has handled every control message
-// written before it.
-func (e *Egress) controlSync(timeout time.Duration) error {
-	ch := make(chan struct{})
+// newSync registers a sync: ch is closed when the decider answers q.
+func (e *Egress) newSync() (q uint64, ch chan struct{}) {
+	ch = make(chan struct{})
 	e.mu.Lock()
+	defer e.mu.Unlock()
 	if e.syncs == nil {
 		e.syncs = map[uint64]chan struct{}{}
 	}
 	e.nextQ++
-	q := e.nextQ
-	e.syncs[q] = ch
-	e.mu.Unlock()
+	e.syncs[e.nextQ] = ch
+	return e.nextQ, ch
+}
+
+// controlSync returns once the decider has handled every control message
+// written before it.
+func (e *Egress) controlSync(timeout time.Duration) error {
+	q, ch := e.newSync()
 	if err := e.ctl.Write(&control.Message{T: control.TSync, Q: q}); err != nil {
 		return err
 	}
