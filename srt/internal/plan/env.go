@@ -73,7 +73,11 @@ func (b *builder) gitSafeDirectories(set func(k, v string)) {
 	set("GIT_CONFIG_COUNT", strconv.Itoa(start+len(values)))
 }
 
-func (b *builder) absolute(p string) string {
+func (b *builder) absolute(p string) string { return filepath.Clean(b.expand(p)) }
+
+// expand makes p absolute: "~" and "~/…" from the home directory, a
+// relative path from the working directory.
+func (b *builder) expand(p string) string {
 	if p == "~" {
 		p = b.in.Home
 	} else if strings.HasPrefix(p, "~/") {
@@ -82,7 +86,7 @@ func (b *builder) absolute(p string) string {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(b.in.Cwd, p)
 	}
-	return filepath.Clean(p)
+	return p
 }
 
 func lookupEnv(env []string, k string) (string, bool) {

@@ -19,15 +19,7 @@ type spelled struct {
 }
 
 func (b *builder) spell(field string, e settings.PathEntry) spelled {
-	p := e.Path
-	if p == "~" {
-		p = b.in.Home
-	} else if strings.HasPrefix(p, "~/") {
-		p = b.in.Home + p[1:]
-	}
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(b.in.Cwd, p)
-	}
+	p := b.expand(e.Path) // cleaned only after a trailing "/**" is cut
 	s := spelled{field: field, entry: e.Path}
 	if !e.Literal {
 		for strings.HasSuffix(p, "/**") {
