@@ -95,14 +95,7 @@ func (l *Link) await(ctx context.Context, id uint64, w *waiter, late lateState) 
 	case v := <-w.ch:
 		return v, nil
 	case <-l.dead:
-		// A verdict delivered before the link died still answers
-		// (select picks at random among ready cases).
-		select {
-		case v := <-w.ch:
-			return v, nil
-		default:
-		}
-		return nil, l.unavailable()
+		return l.died(w)
 	case <-t.expired:
 		why = fmt.Errorf("%w: decider timed out", ErrUnavailable)
 	case <-ctx.Done():
@@ -112,6 +105,18 @@ func (l *Link) await(ctx context.Context, id uint64, w *waiter, late lateState) 
 		return v, nil
 	}
 	return nil, why
+}
+
+// died answers a wait the link's death ended: with a verdict delivered
+// before the link died, if there is one (select picks at random among
+// ready cases, so it may have chosen the death), else unavailable.
+func (l *Link) died(w *waiter) (protocol.Verdict, error) {
+	select {
+	case v := <-w.ch:
+		return v, nil
+	default:
+		return nil, l.unavailable()
+	}
 }
 
 type readResult struct {
@@ -169,12 +174,7 @@ func (l *Link) inspect(ctx context.Context, id uint64, w *waiter, limit int, bod
 	case <-l.dead:
 		abort()
 		<-done
-		select {
-		case v := <-w.ch: // a deny delivered before the link died
-			return v, nil
-		default:
-		}
-		return nil, l.unavailable()
+		return l.died(w)
 	case <-ctx.Done():
 		abort()
 		<-done
