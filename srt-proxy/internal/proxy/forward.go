@@ -256,9 +256,6 @@ func upstreamHead(ex *exchange, u *upConn) []byte {
 	b.WriteString(ex.hostHeader)
 	b.WriteString("\r\n")
 	named := connectionTokens(h.values("connection"))
-	for n := range named {
-		named[foldName(n)] = true
-	}
 	edited := make(map[string]bool, len(v.RemoveHeaders)+len(v.SetHeaders))
 	for _, n := range v.RemoveHeaders {
 		edited[foldName(n)] = true

@@ -31,8 +31,9 @@ var hopByHop = map[string]hopScope{
 	"proxy-authenticate":  hopResponse, // RFC 9110 §11.7.1: meant for the next outbound client, not ours
 }
 
-// connectionTokens returns the lower-case field names the Connection
-// header values list.
+// connectionTokens returns the field names the Connection header values
+// list, lower-case and also folded (foldName), as header names are
+// matched.
 func connectionTokens(values []string) map[string]bool {
 	if len(values) == 0 {
 		return nil
@@ -42,6 +43,7 @@ func connectionTokens(values []string) map[string]bool {
 		for _, tok := range strings.Split(v, ",") {
 			if tok = strings.ToLower(strings.TrimSpace(tok)); tok != "" {
 				m[tok] = true
+				m[foldName(tok)] = true
 			}
 		}
 	}

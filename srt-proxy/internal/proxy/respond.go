@@ -45,9 +45,6 @@ func (h *httpConn) relay(ex *exchange, resp *http.Response, u *upConn) (keep, up
 	w.WriteString(statusPhrase(resp))
 	w.WriteString("\r\n")
 	named := connectionTokens(resp.Header["Connection"])
-	for n := range named {
-		named[foldName(n)] = true
-	}
 	keys := make([]string, 0, len(resp.Header))
 	for k := range resp.Header {
 		keys = append(keys, k)
