@@ -36,6 +36,9 @@ type exchange struct {
 	rb                      *reqBody     // the body as framed on the wire; nil when none
 	body                    *peekBody    // the body as the decider saw it (its first bytes may be held); nil: rb as it is
 	src                     *stallReader // what the body sender reads
+	// watch follows the client once the request is upstream in full
+	// (watch.go); nil until then.
+	watch *clientWatch
 }
 
 // upstreams is where a client connection's exchanges get their upstream
@@ -71,7 +74,7 @@ func (h *httpConn) forward(ctx context.Context, ex *exchange, ups upstreams) boo
 	rec.addr = u.addr
 	var sent chan error
 	resp, err := h.roundTrip(u, ex, body, &sent)
-	if err != nil && body == nil && u.used && idempotent(ex.head.method) && retryable(err) {
+	if err != nil && body == nil && u.used && idempotent(ex.head.method) && retryable(err) && !ex.watch.stop() {
 		ups.done(u, false)
 		if u, err = ups.get(ctx, ex, true); err != nil {
 			return h.upstreamFailed(rec, ex.req, err, refuseClose)
@@ -83,6 +86,10 @@ func (h *httpConn) forward(ctx context.Context, ex *exchange, ups upstreams) boo
 	if err != nil {
 		ups.done(u, false)
 		h.endBody(ex, u, sent)
+		if ex.watch.stop() {
+			rec.set(decisionFail, "the client went away before the upstream answered")
+			return false
+		}
 		complete := true
 		if body != nil {
 			if cerr := body.clientErr(); cerr != nil {
@@ -102,12 +109,18 @@ func (h *httpConn) forward(ctx context.Context, ex *exchange, ups upstreams) boo
 	}
 	resp.Body.Close()
 	sendErr := h.endBody(ex, u, sent)
+	// A client that closed once it had the whole response cut a leg that
+	// was done: only the kept connection is lost.
+	gone := ex.watch.stop()
+	if gone && !upstreamDone {
+		rec.set(decisionFail, "the client went away before the response was complete")
+	}
 	if body != nil {
 		keep = body.finish() && keep
 		rec.up = body.n.Load()
 	}
-	ups.done(u, upstreamDone && !resp.Close && sendErr == nil)
-	return keep
+	ups.done(u, upstreamDone && !resp.Close && sendErr == nil && !gone)
+	return keep && !gone
 }
 
 // idempotent reports whether a request with method may be sent twice
@@ -133,6 +146,7 @@ func (h *httpConn) roundTrip(u *upConn, ex *exchange, body *reqBody, sent *chan 
 		if err := u.bw.Flush(); err != nil {
 			return nil, err
 		}
+		ex.watch = h.watchClient(u.close)
 	} else {
 		ch := make(chan error, 1)
 		*sent = ch
@@ -143,6 +157,9 @@ func (h *httpConn) roundTrip(u *upConn, ex *exchange, body *reqBody, sent *chan 
 				// upstream, waiting for the rest, will not answer, so
 				// the wait for its response ends here.
 				u.close()
+			}
+			if err == nil {
+				ex.watch = h.watchClient(u.close)
 			}
 			ch <- err
 		}()

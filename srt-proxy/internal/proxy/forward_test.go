@@ -53,12 +53,7 @@ func TestKeepAlive(t *testing.T) {
 	up := newUpstream(t, nil)
 	a := &fakeAsker{}
 	addr, _ := startProxy(t, a, nil)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c := dialProxy(t, addr)
 	br := bufio.NewReader(c)
 	for i := range 5 {
 		fmt.Fprintf(c, "GET %s/r%d HTTP/1.1\r\nHost: %s\r\n\r\n", up.URL, i, up.Listener.Addr())
@@ -204,12 +199,7 @@ func TestRequestBodies(t *testing.T) {
 		fmt.Fprintf(w, "len=%d te=%v", r.ContentLength, r.TransferEncoding)
 	})
 	addr, _ := startProxy(t, &fakeAsker{}, nil)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c := dialProxy(t, addr)
 	br := bufio.NewReader(c)
 	exchange := func(req string) string {
 		t.Helper()
@@ -275,12 +265,7 @@ func TestResponseFraming(t *testing.T) {
 		}
 	})
 	addr, _ := startProxy(t, &fakeAsker{}, nil)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c := dialProxy(t, addr)
 	br := bufio.NewReader(c)
 	for _, tt := range []struct{ method, path, body, te string }{
 		{"GET", "/stream", "part0;part1;part2;", "chunked"},
@@ -313,12 +298,7 @@ func TestConnectTunnel(t *testing.T) {
 	echo := echoServer(t, "tcp", "127.0.0.1:0")
 	a := &fakeAsker{}
 	addr, _ := startProxy(t, a, func(s *Server) { s.Token = testToken })
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c := dialProxy(t, addr)
 	target := echo.Addr().String()
 	// The first bytes of the tunnel travel with the CONNECT.
 	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\nProxy-Authorization: %s\r\n\r\nearly bytes|", target, target, basicAuth("srt.abc", testToken))
@@ -440,38 +420,28 @@ func rawUpstream(t *testing.T, answer func(c net.Conn, n, i int, r *http.Request
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
 	var mu sync.Mutex
 	nc, nr := 0, 0
-	go func() {
-		for {
-			c, err := l.Accept()
+	serveEach(t, l, func(c net.Conn) {
+		mu.Lock()
+		nc++
+		n := nc
+		mu.Unlock()
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		br := bufio.NewReader(c)
+		for i := 0; ; i++ {
+			r, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
 			mu.Lock()
-			nc++
-			n := nc
+			nr++
 			mu.Unlock()
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(10 * time.Second))
-				br := bufio.NewReader(c)
-				for i := 0; ; i++ {
-					r, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					mu.Lock()
-					nr++
-					mu.Unlock()
-					if !answer(c, n, i, r) {
-						return
-					}
-				}
-			}()
+			if !answer(c, n, i, r) {
+				return
+			}
 		}
-	}()
+	})
 	count := func(p *int) func() int {
 		return func() int { mu.Lock(); defer mu.Unlock(); return *p }
 	}
@@ -589,12 +559,7 @@ func TestBrokenBodyCutsUpstream(t *testing.T) {
 		upstreamEnded <- err
 	}()
 	addr, _ := startProxy(t, &fakeAsker{}, nil)
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c := dialProxy(t, addr)
 	up := l.Addr().String()
 	fmt.Fprintf(c, "POST http://%s/ HTTP/1.1\r\nHost: %s\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcXX", up, up)
 	got, err := io.ReadAll(c)

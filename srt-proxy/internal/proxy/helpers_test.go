@@ -132,12 +132,7 @@ func basicAuth(user, pass string) string {
 // until the proxy closes the connection.
 func rawExchange(t testing.TB, addr string, req []byte) string {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c := dialProxy(t, addr)
 	if _, err := c.Write(req); err != nil {
 		t.Fatal(err)
 	}
@@ -182,6 +177,14 @@ func echoServer(t testing.TB, network, addr string) net.Listener {
 	if err != nil {
 		t.Fatal(err)
 	}
+	serveEach(t, l, func(c net.Conn) { io.Copy(c, c) })
+	return l
+}
+
+// serveEach serves every connection l accepts with handle, on a goroutine
+// of its own, and closes the connection after it; l closes at the test's
+// end.
+func serveEach(t testing.TB, l net.Listener, handle func(c net.Conn)) {
 	t.Cleanup(func() { l.Close() })
 	go func() {
 		for {
@@ -191,11 +194,23 @@ func echoServer(t testing.TB, network, addr string) net.Listener {
 			}
 			go func() {
 				defer c.Close()
-				io.Copy(c, c)
+				handle(c)
 			}()
 		}
 	}()
-	return l
+}
+
+// dialProxy opens a client connection to the proxy at addr, closed at the
+// test's end, with 10 s for all it does.
+func dialProxy(t testing.TB, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { c.Close() })
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	return c
 }
 
 // closedPort returns a loopback address nothing listens on.
@@ -309,12 +324,7 @@ func connectParent(t testing.TB, target string, seen chan<- string) net.Listener
 // response's status code and body, as "code body".
 func proxyClient(t testing.TB, addr string) (send func(method, rawURL string) string) {
 	t.Helper()
-	c, err := net.Dial("tcp", addr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { c.Close() })
-	c.SetDeadline(time.Now().Add(10 * time.Second))
+	c := dialProxy(t, addr)
 	br := bufio.NewReader(c)
 	return func(method, rawURL string) string {
 		t.Helper()

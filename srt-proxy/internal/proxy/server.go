@@ -54,6 +54,10 @@ type Server struct {
 	// means 1 s.
 	Grace time.Duration
 
+	// clientWatchDelay replaces defaultWatchDelay (watch.go); tests
+	// shorten it.
+	clientWatchDelay time.Duration
+
 	initOnce sync.Once
 	pool     *upstreamPool   // plain-HTTP upstream connections kept alive
 	strip    map[string]bool // Rules.StripResponseHeaders, folded

@@ -476,26 +476,16 @@ func rawTLSUpstream(t *testing.T, f *tlsFixture, answer func(c net.Conn)) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { l.Close() })
-	go func() {
+	serveEach(t, l, func(c net.Conn) {
+		br := bufioReader(c)
 		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
+			line, err := br.ReadString('\n')
+			if err != nil || line == "\r\n" {
+				break
 			}
-			go func() {
-				defer c.Close()
-				br := bufioReader(c)
-				for {
-					line, err := br.ReadString('\n')
-					if err != nil || line == "\r\n" {
-						break
-					}
-				}
-				answer(c)
-			}()
 		}
-	}()
+		answer(c)
+	})
 	return l.Addr().(*net.TCPAddr).Port
 }
 
