@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -175,26 +174,7 @@ func TestGitOverSSHThroughExternalProxy(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
 		srv := startSSHD(t, w)
 		ext := startExtHTTPProxy(t)
-		repo, src := w.path("repo.git"), w.path("src")
-		os.MkdirAll(repo, 0o755)
-		os.MkdirAll(src, 0o755)
-		git := func(dir string, args ...string) {
-			cmd := exec.Command("git", args...)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "HOME="+w.home,
-				"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory", "GIT_CONFIG_VALUE_0=*")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("git %v: %v\n%s", args, err, out)
-			}
-		}
-		git(repo, "init", "-q", "--bare")
-		os.WriteFile(filepath.Join(src, "README"), []byte("over ssh through the external proxy\n"), 0o644)
-		git(src, "init", "-q")
-		git(src, "add", "README")
-		git(src, "commit", "-q", "-m", "first")
-		git(src, "push", "-q", repo, "HEAD:refs/heads/main")
-		exec.Command("chown", "-R", fmt.Sprintf("%d:%d", w.r.uid, w.r.gid), repo).Run()
-
+		repo := bareRepo(t, w, "over ssh through the external proxy\n")
 		url := fmt.Sprintf("ssh://%s@127.0.0.1:%d%s", w.r.name, srv.port, repo)
 		s := `{"network":{"allowedDomains":[],"deniedDomains":[],"httpProxyPort":` + itoa(ext.port()) + `},"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}`
 		ssh := `GIT_SSH_COMMAND="$GIT_SSH_COMMAND -F $HOME/.ssh/config" `

@@ -76,30 +76,36 @@ func startSSHD(t *testing.T, w *workspace) *sshServer {
 	return &sshServer{port: port}
 }
 
+// bareRepo makes a bare git repository in the workspace with one commit
+// on main, whose README holds readme, and hands it to the runner. (Made as
+// root: git refuses a repository another user owns.)
+func bareRepo(t *testing.T, w *workspace, readme string) string {
+	repo, src := w.path("repo.git"), w.path("src")
+	os.MkdirAll(repo, 0o755)
+	os.MkdirAll(src, 0o755)
+	git := func(dir string, args ...string) {
+		cmd := exec.Command("git", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "HOME="+w.home,
+			"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory", "GIT_CONFIG_VALUE_0=*")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Fatalf("git %v: %v\n%s", args, err, out)
+		}
+	}
+	git(repo, "init", "-q", "--bare")
+	os.WriteFile(filepath.Join(src, "README"), []byte(readme), 0o644)
+	git(src, "init", "-q")
+	git(src, "add", "README")
+	git(src, "commit", "-q", "-m", "first")
+	git(src, "push", "-q", repo, "HEAD:refs/heads/main")
+	exec.Command("chown", "-R", fmt.Sprintf("%d:%d", w.r.uid, w.r.gid), repo).Run()
+	return repo
+}
+
 func TestGitOverSSH(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
 		srv := startSSHD(t, w)
-		// Made as root, handed to the runner once filled.
-		repo, src := w.path("repo.git"), w.path("src")
-		os.MkdirAll(repo, 0o755)
-		os.MkdirAll(src, 0o755)
-		git := func(dir string, args ...string) {
-			cmd := exec.Command("git", args...)
-			cmd.Dir = dir
-			cmd.Env = append(os.Environ(), "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@t", "GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@t", "HOME="+w.home,
-				"GIT_CONFIG_COUNT=1", "GIT_CONFIG_KEY_0=safe.directory", "GIT_CONFIG_VALUE_0=*")
-			if out, err := cmd.CombinedOutput(); err != nil {
-				t.Fatalf("git %v: %v\n%s", args, err, out)
-			}
-		}
-		git(repo, "init", "-q", "--bare")
-		os.WriteFile(filepath.Join(src, "README"), []byte("over ssh through the proxy\n"), 0o644)
-		git(src, "init", "-q")
-		git(src, "add", "README")
-		git(src, "commit", "-q", "-m", "first")
-		git(src, "push", "-q", repo, "HEAD:refs/heads/main")
-		exec.Command("chown", "-R", fmt.Sprintf("%d:%d", w.r.uid, w.r.gid), repo).Run()
-
+		repo := bareRepo(t, w, "over ssh through the proxy\n")
 		user := w.r.name
 		url := fmt.Sprintf("ssh://%s@127.0.0.1:%d%s", user, srv.port, repo)
 		s := `{"network":{"allowedDomains":["127.0.0.1:` + strconv.Itoa(srv.port) + `"],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}`
