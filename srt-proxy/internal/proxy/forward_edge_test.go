@@ -168,34 +168,23 @@ func TestKeptConnectionToHTTPSParentChecked(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l := tls.NewListener(tl, srv.TLS)
-	defer l.Close()
 	var conns atomic.Int32
-	go func() {
+	serveEach(t, tls.NewListener(tl, srv.TLS), func(c net.Conn) {
+		n := conns.Add(1) // the second connection opens after the first closed
+		c.SetDeadline(time.Now().Add(10 * time.Second))
+		br := bufio.NewReader(c)
 		for {
-			c, err := l.Accept()
+			r, err := http.ReadRequest(br)
 			if err != nil {
 				return
 			}
-			n := conns.Add(1)
-			go func() {
-				defer c.Close()
-				c.SetDeadline(time.Now().Add(10 * time.Second))
-				br := bufio.NewReader(c)
-				for {
-					r, err := http.ReadRequest(br)
-					if err != nil {
-						return
-					}
-					answerMethodPath(c, r)
-					if n == 1 {
-						time.Sleep(50 * time.Millisecond)
-						return // closes after its first answer
-					}
-				}
-			}()
+			answerMethodPath(c, r)
+			if n == 1 {
+				time.Sleep(50 * time.Millisecond)
+				return // closes after its first answer
+			}
 		}
-	}()
+	})
 	roots := x509.NewCertPool()
 	roots.AddCert(srv.Certificate())
 	pu, _ := url.Parse("https://" + tl.Addr().String())

@@ -284,38 +284,28 @@ func connectParent(t testing.TB, target string, seen chan<- string) net.Listener
 	if err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { pl.Close() })
-	go func() {
-		for {
-			c, err := pl.Accept()
-			if err != nil {
-				return
-			}
-			go func() {
-				defer c.Close()
-				br := bufio.NewReader(c)
-				req, err := http.ReadRequest(br)
-				if err != nil {
-					return
-				}
-				if seen != nil {
-					seen <- req.Method + " " + req.RequestURI + " " + req.Header.Get("Proxy-Authorization")
-				}
-				if req.Method != "CONNECT" {
-					io.WriteString(c, "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
-					return
-				}
-				up, err := net.Dial("tcp", target)
-				if err != nil {
-					return
-				}
-				defer up.Close()
-				io.WriteString(c, "HTTP/1.1 200 OK\r\n\r\n")
-				go io.Copy(up, br)
-				io.Copy(c, up)
-			}()
+	serveEach(t, pl, func(c net.Conn) {
+		br := bufio.NewReader(c)
+		req, err := http.ReadRequest(br)
+		if err != nil {
+			return
 		}
-	}()
+		if seen != nil {
+			seen <- req.Method + " " + req.RequestURI + " " + req.Header.Get("Proxy-Authorization")
+		}
+		if req.Method != "CONNECT" {
+			io.WriteString(c, "HTTP/1.1 405 Method Not Allowed\r\nContent-Length: 0\r\n\r\n")
+			return
+		}
+		up, err := net.Dial("tcp", target)
+		if err != nil {
+			return
+		}
+		defer up.Close()
+		io.WriteString(c, "HTTP/1.1 200 OK\r\n\r\n")
+		go io.Copy(up, br)
+		io.Copy(c, up)
+	})
 	return pl
 }
 
