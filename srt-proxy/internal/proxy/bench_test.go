@@ -69,8 +69,17 @@ func (allowAsker) Refused(*Request, string)                       {}
 // returns its address and process id; the child ends with the test.
 func startChild(t testing.TB, role string) (string, int) {
 	t.Helper()
+	return startChildEnv(t, "SRT_PROXY_TEST_CHILD="+role)
+}
+
+// startChildEnv starts the test binary with env added to its environment
+// (which names its role), reads the address it prints on its first line,
+// and returns it with the child's process id; the child ends with the
+// test, when its standard input closes.
+func startChildEnv(t testing.TB, env ...string) (string, int) {
+	t.Helper()
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), "SRT_PROXY_TEST_CHILD="+role)
+	cmd.Env = append(os.Environ(), env...)
 	stdin, _ := cmd.StdinPipe()
 	stdout, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr

@@ -11,11 +11,9 @@ import (
 	"net/http"
 	"net/netip"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"runtime/pprof"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
@@ -172,20 +170,7 @@ func startTLSBench(t testing.TB) *tlsBench {
 
 func startTLSChild(t testing.TB, role, dir string) (string, int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^$")
-	cmd.Env = append(os.Environ(), tlsChildEnv+"="+role, tlsDirEnv+"="+dir)
-	stdin, _ := cmd.StdinPipe()
-	stdout, _ := cmd.StdoutPipe()
-	cmd.Stderr = os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { stdin.Close(); cmd.Wait() })
-	line, err := bufio.NewReader(stdout).ReadString('\n')
-	if err != nil {
-		t.Fatal(err)
-	}
-	return strings.TrimSpace(line), cmd.Process.Pid
+	return startChildEnv(t, tlsChildEnv+"="+role, tlsDirEnv+"="+dir)
 }
 
 // open opens a tunnel to host through the proxy and a TLS session in it

@@ -32,14 +32,7 @@ func TestControlFDLiveUpdate(t *testing.T) {
 		wr.Write([]byte(`{"network":{"allowedDomains":["other.test"],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}` + "\n"))
 		time.Sleep(300 * time.Millisecond) // the update travels srt → decider → proxy
 		w.write("home/proj/go", "")
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			t.Fatalf("timed out:\n%s", out.String())
-		}
+		waitExit(t, cmd, out)
 		wr.Close()
 		got := out.String()
 		for _, want := range []string{"403\nfirst-done\n", "502\n", "/dev/null\n", "srt: Invalid config on control fd 3: ignored, previous config still in force"} {

@@ -8,7 +8,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-	"time"
 )
 
 // network.httpProxyPort: the sandbox's HTTP proxy port is relayed to an
@@ -209,14 +208,7 @@ func TestExternalProxyPortsAreReadAtStart(t *testing.T) {
 		wr.Write([]byte(netSettings(nil, nil, `,"socksProxyPort":1081`) + "\n"))
 		waitFor(t, func() bool { return strings.Contains(out.String(), "network.socksProxyPort") }, "the warning:\n"+out.String())
 		w.write("home/proj/go", "")
-		done := make(chan error, 1)
-		go func() { done <- cmd.Wait() }()
-		select {
-		case <-done:
-		case <-time.After(30 * time.Second):
-			cmd.Process.Kill()
-			t.Fatalf("timed out:\n%s", out.String())
-		}
+		waitExit(t, cmd, out)
 		got := out.String()
 		for _, want := range []string{
 			"srt: warning: the update changes network.httpProxyPort, which srt reads only when it starts; it keeps the value it started with (start a new srt, or a new Manager, to change it)\n",

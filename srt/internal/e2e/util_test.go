@@ -2,7 +2,9 @@ package e2e
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"os/exec"
 	"strconv"
 	"sync"
 	"testing"
@@ -36,6 +38,20 @@ func waitFor(t *testing.T, cond func() bool, what string) {
 		}
 	}
 	t.Fatalf("timed out waiting for %s", what)
+}
+
+// waitExit waits for cmd to end; after 30 s it kills it and fails the test
+// with its output.
+func waitExit(t *testing.T, cmd *exec.Cmd, out fmt.Stringer) {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case <-done:
+	case <-time.After(30 * time.Second):
+		cmd.Process.Kill()
+		t.Fatalf("timed out:\n%s", out.String())
+	}
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
