@@ -39,17 +39,7 @@ func newUpstream(t *testing.T, answer string) *upstream {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { l.Close() })
-	u := &upstream{addr: l.Addr().String(), answer: answer, seenCh: make(chan seen, 16)}
-	go func() {
-		for {
-			c, err := l.Accept()
-			if err != nil {
-				return
-			}
-			go u.serve(c)
-		}
-	}()
-	return u
+	return upstreamOn(l, answer)
 }
 
 func (u *upstream) serve(c net.Conn) {
