@@ -21,16 +21,24 @@ func relayOnly(t *testing.T) (*net.UnixConn, *proc) {
 	ctlMine, ctlTheirs := socketPair(t)
 	p := spawn(t, []string{"--srt-mode", "--control-fd", "3"}, []*os.File{ctlTheirs}, nil)
 	ctlTheirs.Close()
+	return awaitReady(t, ctlMine), p
+}
+
+// awaitReady reads srt-proxy's first line on the handoff channel ctlMine,
+// which must be "ready" within 10 s, and returns the channel (closed at
+// the test's end).
+func awaitReady(t *testing.T, ctlMine *os.File) *net.UnixConn {
+	t.Helper()
 	ctl, err := net.FileConn(ctlMine)
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(func() { ctl.Close() })
 	ctl.SetReadDeadline(time.Now().Add(10 * time.Second))
 	if line, _ := bufio.NewReader(ctl).ReadString('\n'); line != `{"t":"ready"}`+"\n" {
 		t.Fatalf("srt-proxy said %q", line)
 	}
-	t.Cleanup(func() { ctl.Close() })
-	return ctl.(*net.UnixConn), p
+	return ctl.(*net.UnixConn)
 }
 
 // handRelay hands srt-proxy a fresh loopback listener to relay to port,

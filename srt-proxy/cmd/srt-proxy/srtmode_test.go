@@ -142,20 +142,13 @@ func TestSRTModeRefusesSOCKS(t *testing.T) {
 	d := &decider{t: t, r: protocol.NewReader(decMine, protocol.Line, protocol.MaxProxyFrame), w: protocol.NewWriter(decMine, protocol.Line), c: decMine}
 	d.next()
 	d.sendRaw(frameBytes(protocol.Line, `{"t":"hello","proto":1,"allowedDomains":[],"deniedDomains":[],"ext":["srt.v1"]}`))
-	ctl, err := net.FileConn(ctlMine)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ctl.SetReadDeadline(time.Now().Add(10 * time.Second))
-	if line, _ := bufio.NewReader(ctl).ReadString('\n'); line != `{"t":"ready"}`+"\n" {
-		t.Fatalf("srt-proxy said %q", line)
-	}
+	ctl := awaitReady(t, ctlMine)
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	lf, _ := l.(*net.TCPListener).File()
-	if err := handoff.Send(ctl.(*net.UnixConn), handoff.Message{T: "listen", ID: "s"}, []*os.File{lf}); err != nil {
+	if err := handoff.Send(ctl, handoff.Message{T: "listen", ID: "s"}, []*os.File{lf}); err != nil {
 		t.Fatal(err)
 	}
 	lf.Close()
