@@ -77,8 +77,8 @@ func startSSHD(t *testing.T, w *workspace) *sshServer {
 }
 
 // bareRepo makes a bare git repository in the workspace with one commit
-// on main, whose README holds readme, and hands it to the runner. (Made as
-// root: git refuses a repository another user owns.)
+// on main, whose README holds readme: made as root, handed to the runner
+// once filled.
 func bareRepo(t *testing.T, w *workspace, readme string) string {
 	repo, src := w.path("repo.git"), w.path("src")
 	os.MkdirAll(repo, 0o755)
