@@ -137,9 +137,17 @@ func version(p string, fi os.FileInfo) (Version, error) {
 	}
 	if cacheFile != "" {
 		os.MkdirAll(filepath.Dir(cacheFile), 0o700)
+		// The cache may be where a sandbox can write (allowWrite "~"): a
+		// fresh file only (O_EXCL, never through a planted symlink), renamed
+		// over the old one (a rename replaces a symlink, never follows it).
 		tmp := cacheFile + ".tmp" + strconv.Itoa(os.Getpid())
-		if os.WriteFile(tmp, []byte(key+"\tversion="+v.String()+"\n"), 0o600) == nil {
-			os.Rename(tmp, cacheFile)
+		if f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600); err == nil {
+			_, werr := f.WriteString(key + "\tversion=" + v.String() + "\n")
+			if f.Close() == nil && werr == nil {
+				os.Rename(tmp, cacheFile)
+			} else {
+				os.Remove(tmp)
+			}
 		}
 	}
 	return v, nil
