@@ -153,3 +153,23 @@ func TestEscapeCompanionPrograms(t *testing.T) {
 		expect(t, r, 1, "srt: srt-proxy at "+dir+"/srt-proxy: the sandbox may write "+w.dir+" (filesystem.allowWrite.0), so a sandboxed command could have put "+dir+" there; "+fix)
 	})
 }
+
+// In a user namespace (srt nested in a sandbox, or under `unshare -r`),
+// root's files show as the overflow uid (65534): no process there can act
+// as it, so it counts as root and the system's bubblewrap still runs.
+func TestProgramsInUserNamespace(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		tmp := w.mkdir("tmp")
+		cmd := exec.Command("unshare", "--user", "--map-root-user", filepath.Join(bin, "srt"), "-c", "stat -c %u /usr/bin/bwrap; echo ran")
+		cmd.Dir, cmd.Env = w.dir, w.env("TMPDIR="+tmp)
+		w.asRunner(cmd)
+		out, err := cmd.CombinedOutput()
+		want := "0\nran\n" // root's own namespace maps root
+		if w.r.uid != 0 {
+			want = "65534\nran\n"
+		}
+		if err != nil || string(out) != want {
+			t.Fatalf("want %q, got %q (%v)", want, out, err)
+		}
+	})
+}

@@ -7,7 +7,8 @@
 //
 //   - every directory entry srt goes through to reach it (each component
 //     of the path, and of every symlink on the way) and the file itself
-//     are owned by root or by the caller;
+//     are owned by root or by the caller (in a user namespace, an owner not
+//     mapped into it counts as root: root's files show as such there);
 //   - no directory on the way is writable by others, unless it is sticky
 //     (as /tmp is) and so protects the entries of others;
 //   - the file is a regular executable file not writable by others;

@@ -125,7 +125,7 @@ func components(p string) []string {
 // ownerOK: an entry owned by someone other than root or the caller could
 // have been put there, or changed, by them.
 func (p *Program) ownerOK(path string, st unix.Stat_t, uid int) error {
-	if st.Uid != 0 && int(st.Uid) != uid {
+	if !trustedOwner(st.Uid, uid) {
 		return p.refuse("%s is owned by uid %d, neither root nor uid %d (the user srt runs as)", path, st.Uid, uid)
 	}
 	return nil

@@ -42,7 +42,7 @@ func openState(create bool) (*stateDir, error) {
 	}
 	if create {
 		if err := unix.Mkdir(p, 0o700); err != nil && err != unix.EEXIST {
-			return nil, fmt.Errorf("state directory %s: %w", p, err)
+			return nil, fmt.Errorf("state directory %s: %w; set TMPDIR to a directory of your own", p, err)
 		}
 	}
 	fd, err := unix.Open(p, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
@@ -50,7 +50,7 @@ func openState(create bool) (*stateDir, error) {
 		if err == unix.ELOOP || err == unix.ENOTDIR {
 			return nil, untrustedState(p)
 		}
-		return nil, fmt.Errorf("state directory %s: %w", p, err)
+		return nil, fmt.Errorf("state directory %s: %w; set TMPDIR to a directory of your own", p, err)
 	}
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR || int(st.Uid) != os.Getuid() || st.Mode&0o077 != 0 {
@@ -61,7 +61,7 @@ func openState(create bool) (*stateDir, error) {
 }
 
 func untrustedState(p string) error {
-	return fmt.Errorf("state directory %s is not a directory owned by uid %d with mode 0700; remove it", p, os.Getuid())
+	return fmt.Errorf("state directory %s is not a directory owned by uid %d with mode 0700; remove it, or set TMPDIR to a directory of your own", p, os.Getuid())
 }
 
 func (d *stateDir) close() { unix.Close(d.fd) }
