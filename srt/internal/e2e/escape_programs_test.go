@@ -173,3 +173,19 @@ func TestProgramsInUserNamespace(t *testing.T) {
 		}
 	})
 }
+
+// `srt proxy` runs srt-proxy only from where no other user could have put
+// it.
+func TestProxyCommandProgram(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		dir := w.installAt("shared", "srt-proxy")
+		r := w.srtAt(dir, "proxy", "--help")
+		expect(t, r, 0) // control: the same install, not shared, runs
+		os.Chmod(dir, 0o777)
+		r = w.srtAt(dir, "proxy", "--help")
+		expect(t, r, 1)
+		if want := "srt proxy: srt-proxy at " + dir + "/srt-proxy: the directory " + dir + " is writable by other users (mode 0777); run chmod go-w on it; srt will not run it: install srt and srt-proxy in a directory only root or you can write\n"; r.stderr != want {
+			t.Fatalf("want exactly\n%s\ngot %s", want, r)
+		}
+	})
+}
