@@ -54,14 +54,21 @@ type AskRequest struct {
 // Manager wraps commands in sandboxes for one configuration. It is safe for
 // concurrent use.
 type Manager struct {
-	opts    Options
-	bwrap   bwrap.Info
-	shell   string
-	regOnce sync.Once
-	reg     *placeholders.Registry
-	regErr  error
-	// initExe is the init stage's executable.
-	initExe string
+	opts Options
+	// bwrap is bubblewrap as found (configured or on PATH), and bwrapFix
+	// what a refusal of it suggests; bwrapChecked is the resolved binary
+	// whose version was checked (checkPrograms).
+	bwrap        bwrap.Info
+	bwrapFix     string
+	bwrapMu      sync.Mutex
+	bwrapChecked bwrap.Info
+	shell        string
+	regOnce      sync.Once
+	reg          *placeholders.Registry
+	regErr       error
+	// initExe is the init stage's executable, initFix what a refusal of
+	// it suggests.
+	initExe, initFix string
 
 	net        network
 	violations ViolationStore
@@ -71,8 +78,12 @@ type Manager struct {
 	cfg *settings.Config
 }
 
-// New checks that this machine can sandbox (bubblewrap present and recent
-// enough, user namespaces available) and returns a Manager for cfg.
+// New checks that this machine can sandbox (bubblewrap present, and where
+// only root or the caller can have put it; user namespaces available) and
+// returns a Manager for cfg. What needs running bubblewrap (its version)
+// and the check against the sandbox's own writable paths come with the
+// first command: srt runs no program before it has checked that no
+// sandbox under these settings could have planted it.
 func New(cfg *settings.Config, opts Options) (*Manager, error) {
 	if cfg == nil {
 		return nil, fmt.Errorf("sandbox: nil config: %w", ErrInvalidConfig)
@@ -88,8 +99,12 @@ func New(cfg *settings.Config, opts Options) (*Manager, error) {
 			p.Release()
 		}
 	}()
-	info, err := bwrap.Locate(cfg.BwrapPath)
+	info, err := bwrap.Find(cfg.BwrapPath)
 	if err != nil {
+		return nil, err
+	}
+	bwrapFix := bwrapFix(cfg.BwrapPath)
+	if _, err := (hostProgram{"bwrap", info.Path, bwrapFix}).resolve(); err != nil {
 		return nil, err
 	}
 	if err := bwrap.CheckEnvironment(); err != nil {
@@ -109,12 +124,12 @@ func New(cfg *settings.Config, opts Options) (*Manager, error) {
 	for _, ig := range cfg.Ignored {
 		opts.Logger.Debug().Msgf("setting %s has no effect on Linux, ignored", ig)
 	}
-	initExe := opts.InitExecutable
+	initExe, initFix := opts.InitExecutable, fmt.Sprintf(fixConfigured, "InitExecutable")
 	if initExe == "" {
-		initExe = findInit()
+		initExe, initFix = findInit(), fixBeside
 	}
-	opts.Logger.Debug().Str("bwrap", info.Path).Str("version", info.Version.String()).Str("init", initExe).Msg("sandbox ready")
-	m := &Manager{opts: opts, bwrap: info, shell: shell, cfg: cfg, initExe: initExe}
+	opts.Logger.Debug().Str("bwrap", info.Path).Str("init", initExe).Msg("sandbox ready")
+	m := &Manager{opts: opts, bwrap: info, bwrapFix: bwrapFix, shell: shell, cfg: cfg, initExe: initExe, initFix: initFix}
 	m.net.ext = externalOf(&cfg.Network)
 	if m.net.ext.ownProxy() {
 		m.net.token = newToken()
@@ -151,7 +166,7 @@ func (m *Manager) Close() error {
 	}
 	// After the proxy: the bundle is gone only once nothing serves it.
 	if f := m.net.trust.Load(); f != nil {
-		os.RemoveAll(f.dir)
+		placeholders.RemoveRunDir(f.dir)
 	}
 	return err
 }
@@ -221,4 +236,12 @@ func (m *Manager) UpdateConfig(cfg *settings.Config) error {
 }
 
 // Diagnose explains why bubblewrap failed to build a sandbox.
-func (m *Manager) Diagnose() error { return bwrap.Diagnose(m.bwrap) }
+func (m *Manager) Diagnose() error {
+	m.bwrapMu.Lock()
+	info := m.bwrapChecked
+	m.bwrapMu.Unlock()
+	if info.Path == "" {
+		return nil // no command ran: bubblewrap has not failed
+	}
+	return bwrap.Diagnose(info)
+}

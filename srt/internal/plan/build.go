@@ -53,9 +53,11 @@ func Build(in Input) (*Plan, error) {
 	if err := b.caFiles(); err != nil {
 		return nil, err
 	}
+	b.ownState()
 	if err := b.mounts(); err != nil {
 		return nil, err
 	}
+	b.p.rootWhy = b.rootWhy()
 	b.env()
 	b.p.Init = initstage.Spec{
 		BlockUnixSockets: !cfg.Network.AllowAllUnixSockets,

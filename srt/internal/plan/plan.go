@@ -41,6 +41,10 @@ type Input struct {
 	// The certificate stays readable under a covering denyRead (the
 	// reference adds it to allowRead).
 	CAKey, CACert string
+	// StateDir is srt's own state directory (placeholders' journals and
+	// lock, run directories): read-only in every sandbox, whatever the
+	// settings say.
+	StateDir string
 }
 
 // TrustBundlePath is where the trust bundle is inside every sandbox: a
@@ -126,4 +130,6 @@ type Plan struct {
 	// Init is what the init stage applies before it starts Command.
 	Init    initstage.Spec
 	Command []string
+	// rootWhy names the rule that makes "/" writable, for Writable.
+	rootWhy string
 }

@@ -94,6 +94,15 @@ func TestGolden(t *testing.T) {
 		// Both: srt generates no token at all.
 		{"external-proxies", `{"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[],"httpProxyPort":8080,"socksProxyPort":1081}}`,
 			func(in *Input) { in.Proxy.HTTPExternal, in.Proxy.SOCKSExternal, in.Proxy.Token = true, true, "" }},
+		// srt's state directory stays read-only under an allowWrite that
+		// covers it, and under filesystem.disabled; /tmp is pinned above
+		// it, and the trust bundle in it is still bound at its fixed path.
+		{"state-dir-allow-write", `{"filesystem":{"denyRead":[],"allowWrite":["/tmp"],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[],"tlsTerminate":{}}}`,
+			func(in *Input) {
+				in.StateDir, in.TrustBundle = "/tmp/srt-1000", "/tmp/srt-1000/srt-ca-7-8-x/trust-bundle.crt"
+			}},
+		{"state-dir-fs-disabled", `{"filesystem":{"disabled":true,"denyRead":[],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`,
+			func(in *Input) { in.StateDir = "/tmp/srt-1000" }},
 		{"tls-terminate-ephemeral", `{"filesystem":{"denyRead":["/tmp"],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[],"tlsTerminate":{}}}`,
 			func(in *Input) { in.TrustBundle = "/tmp/srt-1000/srt-ca-7-8-x/trust-bundle.crt" }},
 	}
