@@ -159,6 +159,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		Config: cfg, FS: fsview.OS{}, Cwd: filepath.Clean(o.dir), Home: filepath.Clean(home), UID: os.Getuid(), TmpDir: plan.PrivateTmp,
 		Env: o.env, Command: []string{m.shell, "-c", command},
 		Proxy: m.proxyPlan(key), Listen: listenAddrs, Helpers: []string{m.net.helper}, StateDir: stateDir,
+		SettingsFiles: m.settingsFiles(home),
 	}
 	p, run, err := m.plan(&in)
 	if err != nil {

@@ -42,6 +42,12 @@ type Options struct {
 	Ask func(AskRequest) (allow bool, reason string, err error)
 	// OnViolation is called with each violation recorded.
 	OnViolation func(Violation)
+	// SettingsFiles are files the host reads sandbox settings from (the
+	// srt CLI passes the one it loaded). No sandbox may change them, nor
+	// create them where they do not exist: a command that could would
+	// choose the rules of every later run. ~/.srt-settings.json, the file
+	// srt reads by default, is always protected.
+	SettingsFiles []string
 }
 
 // AskRequest is a destination no rule decides.
@@ -244,4 +250,16 @@ func (m *Manager) Diagnose() error {
 		return nil // no command ran: bubblewrap has not failed
 	}
 	return bwrap.Diagnose(info)
+}
+
+// settingsFiles are the settings files every sandbox must leave alone:
+// Options.SettingsFiles and the default file in home, made absolute.
+func (m *Manager) settingsFiles(home string) []string {
+	out := []string{settings.DefaultPath(home)}
+	for _, f := range m.opts.SettingsFiles {
+		if abs, err := filepath.Abs(f); err == nil {
+			out = append(out, abs)
+		}
+	}
+	return out
 }

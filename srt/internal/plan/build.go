@@ -49,6 +49,11 @@ func Build(in Input) (*Plan, error) {
 		if err := b.rules(); err != nil {
 			return nil, err
 		}
+	} else {
+		// srt's own settings stay out of reach even then, as its state
+		// directory and tlsTerminate's key do.
+		b.protect = b.settingsFiles()
+		b.applyProtects()
 	}
 	if err := b.caFiles(); err != nil {
 		return nil, err
@@ -130,6 +135,7 @@ func (b *builder) rules() error {
 			return err
 		}
 	}
+	b.protect = append(b.protect, b.settingsFiles()...)
 	b.protect = append(b.protect, b.mandatory()...)
 	b.applyProtects()
 	return nil

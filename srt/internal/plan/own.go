@@ -39,3 +39,17 @@ func (b *builder) rootWhy() string {
 	}
 	return strings.Join(b.t.root.why, ", ")
 }
+
+// settingsWhy names the protection of srt's settings files in the plan.
+const settingsWhy = "srt settings file"
+
+// settingsFiles are the protections of Input.SettingsFiles: an existing
+// file gets a read-only mount (and its writable directories are pinned),
+// a missing one a placeholder where the command could otherwise create it.
+func (b *builder) settingsFiles() []protect {
+	var out []protect
+	for _, f := range b.in.SettingsFiles {
+		out = append(out, protect{abs: filepath.Clean(f), why: settingsWhy})
+	}
+	return out
+}

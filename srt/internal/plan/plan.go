@@ -45,6 +45,11 @@ type Input struct {
 	// lock, run directories): read-only in every sandbox, whatever the
 	// settings say.
 	StateDir string
+	// SettingsFiles are the files srt reads its settings from (absolute):
+	// write-protected in every sandbox, and kept from being created where
+	// they do not exist, whatever the settings say. A command that could
+	// change them would choose the rules of every later run.
+	SettingsFiles []string
 }
 
 // TrustBundlePath is where the trust bundle is inside every sandbox: a
