@@ -182,7 +182,8 @@ except PermissionError:
 // the file runs as its owner for whoever starts it, and under a root-run
 // srt that owner is root. Every way to set S_ISUID or S_ISGID fails with
 // EPERM (openat2 with ENOSYS, so callers fall back to openat), for every
-// user; modes without those bits still work.
+// user; modes without those bits still work. A file capability needs
+// CAP_SETFCAP, which the sandbox does not have.
 func TestEscapeSetID(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
 		s := fsSettings(writeCwd)
@@ -190,7 +191,7 @@ func TestEscapeSetID(t *testing.T) {
 		want(t, p, "create", "ok", "chmod-4755", "EPERM", "chmod-2755", "EPERM", "fchmodat-6755", "EPERM",
 			"fchmod-4755", "EPERM", "fchmodat2-4755", "EPERM", "open-creat-4755", "EPERM",
 			"open-tmpfile-2755", "EPERM", "mknodat-4755", "EPERM", "openat2-4755", "ENOSYS",
-			"chmod-0755", "ok", "open-creat-0644", "ok")
+			"setcap-setuid", "EPERM", "chmod-0755", "ok", "open-creat-0644", "ok")
 		// The tools a command would use.
 		r := w.sh(s, "cp /usr/bin/id ./id && chmod u+s ./id; install -m 4755 /usr/bin/id ./id2; cp /usr/bin/id ./id3 && chmod 2755 ./id3; echo done")
 		expect(t, r, 0, "done", "Operation not permitted")
@@ -202,6 +203,9 @@ func TestEscapeSetID(t *testing.T) {
 		want(t, c, "chmod-4755", "ok", "fchmodat-6755", "ok", "open-creat-4755", "ok", "mknodat-4755", "ok")
 		if fi, err := os.Stat(filepath.Join(hostDir, "probe-setid-new")); err != nil || fi.Mode()&os.ModeSetuid == 0 {
 			t.Fatalf("control: the file made outside the sandbox is not set-user-ID: %v %v", fi, err)
+		}
+		if w.r.uid == 0 { // only root holds CAP_SETFCAP outside
+			want(t, c, "setcap-setuid", "ok")
 		}
 		os.RemoveAll(hostDir)
 	})

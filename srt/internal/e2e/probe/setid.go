@@ -11,7 +11,8 @@ import (
 // Attacks that make a set-user-ID or set-group-ID file in a directory the
 // sandbox may write: no_new_privs holds only inside, so on the host such a
 // file runs as its owner (root, under a root-run srt) for whoever starts
-// it. Each step makes or changes a file of its own in dir.
+// it. A file capability does the same. Each step makes or changes a file
+// of its own in dir.
 func init() {
 	register("setid", 1, func(a []string) {
 		dir := a[0]
@@ -38,6 +39,11 @@ func init() {
 			unix.Close(int(fd))
 		}
 		report("openat2-4755", errnoErr(e))
+		// A file capability is the other way a file grants privileges on
+		// exec: cap_setuid+ep (struct vfs_cap_data, revision 2). The kernel
+		// wants CAP_SETFCAP, which bubblewrap drops.
+		capData := []byte{0x01, 0x00, 0x00, 0x02, 1 << unix.CAP_SETUID, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+		report("setcap-setuid", unix.Setxattr(f, "security.capability", capData, 0))
 		// What stays allowed: modes without the set-id bits.
 		report("chmod-0755", unix.Chmod(f, 0o755))
 		report("open-creat-0644", create(filepath.Join(dir, "probe-plain"), unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY, 0o644))
