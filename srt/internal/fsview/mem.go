@@ -4,6 +4,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -21,8 +22,9 @@ type memNode struct {
 }
 
 // NewMem builds a tree from a spec: each key is an absolute path; a value of
-// "dir" makes a directory, "file" an empty regular file, "-> T" a symlink to T,
-// and "unreadable" a directory whose listing fails with EACCES. Parents are
+// "dir" makes a directory, "file" an empty regular file (mode 0644, or the
+// octal mode given: "file 0200"), "-> T" a symlink to T, and "unreadable" a
+// directory whose listing fails with EACCES. Parents are
 // created as directories.
 func NewMem(spec map[string]string) *Mem {
 	m := &Mem{nodes: map[string]memNode{"/": {mode: fs.ModeDir | 0o755}}}
@@ -46,6 +48,12 @@ func NewMem(spec map[string]string) *Mem {
 			m.nodes[p] = memNode{mode: fs.ModeDir}
 		case v == "file":
 			m.nodes[p] = memNode{mode: 0o644}
+		case strings.HasPrefix(v, "file 0"):
+			mode, err := strconv.ParseUint(strings.TrimPrefix(v, "file "), 8, 12)
+			if err != nil {
+				panic("fsview.NewMem: bad mode in " + v)
+			}
+			m.nodes[p] = memNode{mode: fs.FileMode(mode)}
 		case strings.HasPrefix(v, "-> "):
 			m.nodes[p] = memNode{mode: fs.ModeSymlink | 0o777, target: strings.TrimPrefix(v, "-> ")}
 		default:

@@ -23,7 +23,10 @@ func restrict(spec Spec) error {
 	}
 	// A new, empty session keyring: the caller's (Kerberos ticket caches,
 	// tool tokens) is inherited otherwise, and keyrings are not files that
-	// a mount could hide.
+	// a mount could hide. The seccomp filter below refuses every keyring
+	// call anyway (the caller's user keyring is found by uid, which no new
+	// session keyring hides); this keeps the session keyring away on an
+	// architecture srt has no filter for.
 	// Credentials are per thread: this thread (locked by run, and the one
 	// that starts the command) joins the new keyring, and the command
 	// inherits it.
@@ -51,10 +54,12 @@ func restrict(spec Spec) error {
 			}
 		}
 	}
-	// Terminal input injection (TIOCSTI, TIOCLINUX) is refused always, so
-	// there is always a filter where the architecture has one.
+	// Terminal input injection (TIOCSTI, TIOCLINUX), the keyrings and
+	// set-id files are refused always, so there is always a filter where
+	// the architecture has one.
 	if arch, ok := seccomp.Native(); ok {
-		prog, err := seccomp.Build(arch, seccomp.Options{BlockUnixSockets: spec.BlockUnixSockets, BlockNamespaces: spec.BlockNamespaces, BlockTerminalInjection: true})
+		prog, err := seccomp.Build(arch, seccomp.Options{BlockUnixSockets: spec.BlockUnixSockets, BlockNamespaces: spec.BlockNamespaces,
+			BlockTerminalInjection: true, BlockKeyrings: true, BlockSetID: true})
 		if err != nil {
 			return err
 		}

@@ -38,8 +38,9 @@ var ExePath = "/proc/self/fd/" + strconv.Itoa(ExeFD)
 // Spec is what the init stage applies to itself, and so to everything it
 // starts, before it starts the command.
 type Spec struct {
-	// BlockUnixSockets refuses socket(AF_UNIX) and socket(AF_VSOCK), and
-	// io_uring (seccomp).
+	// BlockUnixSockets refuses socket(AF_UNIX), socket(AF_VSOCK) and
+	// datagram socketpair(AF_UNIX) (seccomp). io_uring, the keyrings and
+	// set-id modes are refused always.
 	BlockUnixSockets bool
 	// BlockNamespaces refuses new user and mount namespaces, setns and
 	// every mount system call (seccomp).

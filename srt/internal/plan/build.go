@@ -63,6 +63,9 @@ func Build(in Input) (*Plan, error) {
 		return nil, err
 	}
 	b.p.rootWhy = b.rootWhy()
+	if err := b.kernelMounts(); err != nil {
+		return nil, err
+	}
 	b.env()
 	b.p.Init = initstage.Spec{
 		BlockUnixSockets: !cfg.Network.AllowAllUnixSockets,
@@ -312,6 +315,10 @@ func (b *builder) allowWrite(s spelled) {
 	n, ok := b.existing(p)
 	if !ok {
 		b.note("%s %q: %s does not exist", s.field, s.entry, p)
+		return
+	}
+	if underKernelFS(n.path) {
+		b.warn("%s %q names %s; /proc and /sys are read-only in every sandbox, so the entry grants nothing", s.field, s.entry, n.path)
 		return
 	}
 	b.mark(n, s.field, func(n *node) { n.writeAllow = true })

@@ -126,6 +126,13 @@ type Plan struct {
 	// ProcBind mounts the host's /proc instead of a fresh one
 	// (enableWeakerNestedSandbox).
 	ProcBind bool
+	// Kernel are the covers of the kernel's own files, applied right after
+	// /proc is mounted: /sys read-only where the root is writable, and
+	// /proc's global entries read-only (HostRO) or masked (NullFile). See
+	// kernel.go.
+	Kernel []Mount
+	// ProcReadOnly makes /proc read-only as a whole, after Kernel (root).
+	ProcReadOnly bool
 	// Helpers are bound read-only at their own path after every other
 	// mount, so that the rules cannot hide them.
 	Helpers []string

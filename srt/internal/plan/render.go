@@ -10,6 +10,12 @@ import (
 func (p *Plan) String() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "root %s\n", p.Root)
+	for _, m := range p.Kernel {
+		fmt.Fprintf(&sb, "kernel %s %s  # %s\n", m.View, m.Path, m.Why)
+	}
+	if p.ProcReadOnly {
+		sb.WriteString("kernel host-ro /proc (all of it)  # uid 0 inside owns every global entry\n")
+	}
 	for _, m := range p.Mounts {
 		fmt.Fprintf(&sb, "mount %s %s  # %s\n", m.View, m.Path, m.Why)
 	}
