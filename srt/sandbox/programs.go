@@ -63,15 +63,16 @@ type checked struct{ bwrap, init string }
 
 // checkPrograms resolves the programs a command makes srt run and refuses
 // any that another user, or a command in this sandbox, could have put
-// there or changed (p.Writable). Under filesystem.disabled the sandbox may
-// write all the caller may, the programs included: that opt-out gives up
-// this check too (docs/security.md). Then it checks bubblewrap's version,
-// once per binary.
-func (m *Manager) checkPrograms(p *plan.Plan, fsDisabled bool) (checked, error) {
+// there or changed (p.Writable). When everything is set the sandbox may
+// write all the caller may, the programs included (filesystem.disabled,
+// or "/" writable as root): those settings give up this check too
+// (docs/security.md), and only ownership and modes are checked. Then it
+// checks bubblewrap's version, once per binary.
+func (m *Manager) checkPrograms(p *plan.Plan, everything bool) (checked, error) {
 	run := checked{init: m.initExe}
 	for _, h := range m.programs() {
 		prog, err := h.resolve()
-		if err == nil && !fsDisabled {
+		if err == nil && !everything {
 			err = prog.Check(p, os.Getuid())
 		}
 		if err != nil {
