@@ -62,6 +62,8 @@ type Manager struct {
 	regErr  error
 	// initExe is the init stage's executable.
 	initExe string
+	// kernel is what the running kernel gives (seccomp, Landlock).
+	kernel kernelLayers
 
 	net        network
 	violations ViolationStore
@@ -98,6 +100,10 @@ func New(cfg *settings.Config, opts Options) (*Manager, error) {
 	if err := checkArch(cfg); err != nil {
 		return nil, err
 	}
+	kernel := probeKernel()
+	if err := checkLayers(cfg, kernel, os.Getuid()); err != nil {
+		return nil, err
+	}
 	shellName := opts.Shell
 	if shellName == "" {
 		shellName = "bash"
@@ -114,7 +120,7 @@ func New(cfg *settings.Config, opts Options) (*Manager, error) {
 		initExe = findInit()
 	}
 	opts.Logger.Debug().Str("bwrap", info.Path).Str("version", info.Version.String()).Str("init", initExe).Msg("sandbox ready")
-	m := &Manager{opts: opts, bwrap: info, shell: shell, cfg: cfg, initExe: initExe}
+	m := &Manager{opts: opts, bwrap: info, shell: shell, cfg: cfg, initExe: initExe, kernel: kernel}
 	m.net.ext = externalOf(&cfg.Network)
 	if m.net.ext.ownProxy() {
 		m.net.token = newToken()
