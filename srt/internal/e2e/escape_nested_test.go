@@ -15,9 +15,10 @@ import (
 // command would (`unshare -Urm`), and try to undo each kind of mount the
 // plan makes. Root is refused the setting up front (expectRootRefused).
 
-// nestedSettings hides a directory and a file, keeps a file read-only
-// inside the writable working directory, and allows nested namespaces.
-const nestedSettings = `{"denyRead":["secrets","token.txt"],"allowWrite":["."],"denyWrite":["ro.txt"]}`
+// nestedSettings hides a directory and a file and keeps two files
+// read-only inside the writable working directory (sub, above one of them,
+// is pinned so that it cannot be renamed away).
+const nestedSettings = `{"denyRead":["secrets","token.txt"],"allowWrite":["."],"denyWrite":["ro.txt","sub/ro.txt"]}`
 
 // nestedWarning starts the warning every run under the key prints.
 const nestedWarning = "allowNestedUserNamespaces is on, so Landlock's write limit is off"
@@ -26,9 +27,10 @@ const nestedWarning = "allowNestedUserNamespaces is on, so Landlock's write limi
 // key, which the root run checks), tries from a namespace of the command's own to unmount a denyRead
 // cover (directory and file) and a read-only bind, to move them away, to
 // bind the parent of a hidden path without its children (mount(2) and
-// open_tree(2)), and to remount a read-only bind and the read-only root
-// read-write. Each is refused (EINVAL for what MNT_LOCKED protects, EPERM
-// for the locked read-only flag), and nothing hidden shows. The controls
+// open_tree(2)), to remount a read-only bind and the read-only root
+// read-write, and to rename a pinned directory. Each is refused (EINVAL for what MNT_LOCKED protects, EPERM
+// for the locked read-only flag, EBUSY for the rename), and nothing hidden
+// shows. The controls
 // run the same attack code on mounts the namespace made itself.
 func TestEscapeNestedMountLocks(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
@@ -40,6 +42,7 @@ func TestEscapeNestedMountLocks(t *testing.T) {
 		token := w.write("home/proj/token.txt", "NESTED-SECRET-FILE\n")
 		ro := w.write("home/proj/ro.txt", "ORIGINAL-RO\n")
 		outside := w.write("home/outside.txt", "ORIGINAL-OUT\n")
+		w.write("home/proj/sub/ro.txt", "ORIGINAL-SUB\n")
 		secrets, key := w.path("home/proj/secrets"), w.path("home/proj/secrets/key")
 		s := withTop(fsSettings(nestedSettings), `"allowNestedUserNamespaces":true`)
 		nested := func(script string) probeRun {
@@ -76,6 +79,9 @@ func TestEscapeNestedMountLocks(t *testing.T) {
 		// Remounting read-write: the read-only flag is locked.
 		want(t, nested(`$PROBE remount `+ro), "remount", "EPERM", "write", "EROFS")
 		want(t, nested(`$PROBE remount-rw "$(findmnt -n -o TARGET -T `+outside+`)"; $PROBE write `+outside), "remount", "EPERM", "write", "EROFS")
+		// Renaming a pinned directory away: its mount is copied, and so
+		// is still a mount point in the nested namespace.
+		want(t, nested(`$PROBE rename `+w.path("home/proj/sub")+` `+w.path("home/proj/sub2")), "rename", "EBUSY")
 		for f, content := range map[string]string{ro: "ORIGINAL-RO\n", outside: "ORIGINAL-OUT\n"} {
 			if data, _ := os.ReadFile(f); string(data) != content {
 				t.Fatalf("ESCAPE: %s changed on the host: %q", f, data)
@@ -101,6 +107,7 @@ func TestEscapeNestedMountLocks(t *testing.T) {
 			"cover", "ok", "rbind", "ok", "read", "ENOENT")
 		want(t, nested(`$PROBE remount-own `+filepath.Join(own, "rw")),
 			"bind", "ok", "remount-ro", "ok", "write-ro", "EROFS", "remount", "ok", "write", "ok")
+		want(t, nested(`$PROBE rename `+hidden+` `+hidden+`2`), "rename", "ok")
 	})
 }
 
