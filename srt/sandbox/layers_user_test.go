@@ -1,12 +1,14 @@
 package sandbox_test
 
 import (
+	"context"
 	"os"
 	"os/exec"
 	"os/user"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // TestNestedAsUnprivilegedUser runs TestWithNestedUserNamespaces again as
@@ -32,7 +34,9 @@ func TestNestedAsUnprivilegedUser(t *testing.T) {
 	home, _ := os.MkdirTemp("", "srt-sandbox-home-")
 	os.Chown(home, atoi(u.Uid), atoi(u.Gid))
 	defer os.RemoveAll(home)
-	cmd := exec.Command("setpriv", "--reuid", u.Uid, "--regid", u.Gid, "--clear-groups", "--", bin, "-test.run", "^TestWithNestedUserNamespaces$", "-test.count=1", "-test.v")
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "setpriv", "--reuid", u.Uid, "--regid", u.Gid, "--clear-groups", "--", bin, "-test.run", "^TestWithNestedUserNamespaces$", "-test.count=1", "-test.v")
 	cmd.Dir = home
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "TMPDIR=" + home, "LC_ALL=C", "SRT_TEST_COMPANIONS=" + companions}
 	out, err := cmd.CombinedOutput()
