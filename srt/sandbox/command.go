@@ -50,6 +50,22 @@ func WithNestedUserNamespaces(allow bool) CommandOption {
 	return func(o *commandOptions) { o.nested = &allow }
 }
 
+// config is cfg with the command's overrides applied (cfg itself when
+// there are none).
+func (o *commandOptions) config(cfg *settings.Config) *settings.Config {
+	if o.fs == nil && o.nested == nil {
+		return cfg
+	}
+	over := *cfg
+	if o.fs != nil {
+		over.Filesystem = *o.fs
+	}
+	if o.nested != nil {
+		over.AllowNestedUserNamespaces = *o.nested
+	}
+	return &over
+}
+
 // WithNullDescriptor gives the command /dev/null on descriptor n (srt's
 // --control-fd slot), so that it does not find another file there.
 func WithNullDescriptor(n int) CommandOption { return func(o *commandOptions) { o.nullFD = n } }
@@ -114,19 +130,15 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w; set HOME", err)
 	}
-	cfg := m.Config()
-	if o.fs != nil || o.nested != nil {
-		over := *cfg
-		if o.fs != nil {
-			over.Filesystem = *o.fs
-		}
-		if o.nested != nil {
-			over.AllowNestedUserNamespaces = *o.nested
-		}
-		if err := checkArch(&over); err != nil {
+	base := m.Config()
+	cfg := o.config(base)
+	if cfg != base {
+		if err := checkArch(cfg); err != nil {
 			return nil, err
 		}
-		cfg = &over
+	}
+	if err := checkLayers(cfg, m.kernel, os.Getuid()); err != nil {
+		return nil, err
 	}
 
 	c = &Cmd{}
@@ -184,6 +196,10 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	c.Plan = p
 	m.opts.Logger.Debug().Msgf("plan:\n%s", p)
 	for _, w := range p.Warnings {
+		fmt.Fprintf(m.opts.Warnings, "srt: warning: %s\n", w)
+	}
+	m.opts.Logger.Debug().Msgf("layers: %s", layersFor(cfg, m.kernel))
+	for _, w := range layerWarnings(cfg, m.kernel) {
 		fmt.Fprintf(m.opts.Warnings, "srt: warning: %s\n", w)
 	}
 	if cfg.EnableWeakerNestedSandbox {

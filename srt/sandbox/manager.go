@@ -75,6 +75,8 @@ type Manager struct {
 	// initExe is the init stage's executable, initFix what a refusal of
 	// it suggests.
 	initExe, initFix string
+	// kernel is what the running kernel gives (seccomp, Landlock).
+	kernel kernelLayers
 
 	net        network
 	violations ViolationStore
@@ -119,6 +121,10 @@ func New(cfg *settings.Config, opts Options) (*Manager, error) {
 	if err := checkArch(cfg); err != nil {
 		return nil, err
 	}
+	kernel := probeKernel()
+	if err := checkLayers(cfg, kernel, os.Getuid()); err != nil {
+		return nil, err
+	}
 	shellName := opts.Shell
 	if shellName == "" {
 		shellName = "bash"
@@ -135,7 +141,7 @@ func New(cfg *settings.Config, opts Options) (*Manager, error) {
 		initExe, initFix = findInit(), fixBeside
 	}
 	opts.Logger.Debug().Str("bwrap", info.Path).Str("init", initExe).Msg("sandbox ready")
-	m := &Manager{opts: opts, bwrap: info, bwrapFix: bwrapFix, shell: shell, cfg: cfg, initExe: initExe, initFix: initFix}
+	m := &Manager{opts: opts, bwrap: info, bwrapFix: bwrapFix, shell: shell, cfg: cfg, initExe: initExe, initFix: initFix, kernel: kernel}
 	m.net.ext = externalOf(&cfg.Network)
 	if m.net.ext.ownProxy() {
 		m.net.token = newToken()

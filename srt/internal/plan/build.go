@@ -75,6 +75,15 @@ func Build(in Input) (*Plan, error) {
 		Landlock:   !fsCfg.Disabled,
 		WritePaths: append(append([]string(nil), b.p.WriteRoots...), "/proc"),
 		Listen:     in.Listen,
+		// A landlocked process may not change mounts, which a nested
+		// sandbox must: allowNestedUserNamespaces keeps only Landlock's
+		// scope. The mounts a nested namespace inherits from this one stay
+		// locked by the kernel (docs/security.md).
+		LandlockScopeOnly: cfg.AllowNestedUserNamespaces,
+		RequireLandlock:   cfg.RequireLandlock,
+	}
+	if b.p.Init.LandlockScopeOnly {
+		b.p.Init.WritePaths = nil
 	}
 	b.p.TrustBundle = in.TrustBundle
 	// A helper is bound in only where the rules hide it: every mount costs

@@ -87,6 +87,9 @@ func TestGolden(t *testing.T) {
 		{"write-deny-missing", `{"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":["new/deeper/file","gone.txt","src/main.go","keys/**/*.pem"]},"network":{"allowedDomains":[],"deniedDomains":[]}}`, nil},
 		{"disabled", `{"filesystem":{"disabled":true,"denyRead":["~/.ssh"],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`, nil},
 		{"allow-git-config", `{"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[],"allowGitConfig":true},"network":{"allowedDomains":[],"deniedDomains":[]},"mandatoryDenySearchDepth":1}`, nil},
+		// requireLandlock reaches the init stage, which refuses to start
+		// the command on a kernel without Landlock.
+		{"require-landlock", `{"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]},"requireLandlock":true}`, nil},
 		{"deny-root", `{"filesystem":{"denyRead":["/"],"allowRead":["/usr","/etc","~/proj"],"allowWrite":["~/proj/src"],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`, nil},
 		{"credential-file-deny", `{"filesystem":{"denyRead":[],"allowRead":["~/.aws"],"allowWrite":["~"],"denyWrite":[]},"credentials":{"files":[{"path":"~/.aws/credentials","mode":"deny"},{"path":"~/.ssh","mode":"deny"}],"envVars":[{"name":"GITHUB_TOKEN","mode":"deny"}]},"network":{"allowedDomains":[],"deniedDomains":[]}}`, nil},
 		{"literal-and-patterns", `{"filesystem":{"denyRead":[{"path":"list[].ts","literal":true},"/**/*.pem","locked/**/*.key"],"allowWrite":["src/*"],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`, nil},
