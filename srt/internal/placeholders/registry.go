@@ -13,10 +13,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Want is a placeholder a plan needs.
+// Want is a placeholder a plan needs. Wants are created in order, so a
+// directory comes before the placeholders in it; they are removed in the
+// opposite order.
 type Want struct {
 	Path string
 	Dir  bool
+	// Content is what a file placeholder holds (usually nothing).
+	Content string
 }
 
 // Registry coordinates placeholders between srt processes (through the
@@ -128,7 +132,7 @@ func (r *Registry) Acquire(wants []Want) (*Claim, error) {
 	}
 	// Record intent first.
 	for _, w := range wants {
-		j.Entries = append(j.Entries, entry{Path: w.Path, Dir: w.Dir})
+		j.Entries = append(j.Entries, entry{Path: w.Path, Dir: w.Dir, Content: w.Content})
 	}
 	if err := j.write(); err != nil {
 		return nil, fmt.Errorf("placeholder registry: %w", err)
@@ -140,7 +144,7 @@ func (r *Registry) Acquire(wants []Want) (*Claim, error) {
 			kept = append(kept, k) // another live run's placeholder: share it
 			continue
 		}
-		if err := create(e.Path, e.Dir); err != nil {
+		if err := create(e); err != nil {
 			if !errors.Is(err, fs.ErrExist) {
 				c.Missing = append(c.Missing, e.Path)
 			}
@@ -176,7 +180,8 @@ func (c *Claim) Release() error {
 			}
 		}
 	}
-	for _, e := range c.j.Entries {
+	for i := len(c.j.Entries) - 1; i >= 0; i-- { // a directory after what is in it
+		e := c.j.Entries[i]
 		if !inUse[e.Path] {
 			if err := removeIfOurs(e); err != nil {
 				errs = append(errs, err)
@@ -203,8 +208,8 @@ func (r *Registry) collect(all []*journal) {
 		}
 	}
 	for _, j := range dead {
-		for _, e := range j.Entries {
-			if !inUse[e.Path] && e.Ino != 0 {
+		for i := len(j.Entries) - 1; i >= 0; i-- {
+			if e := j.Entries[i]; !inUse[e.Path] && e.Ino != 0 {
 				removeIfOurs(e)
 			}
 		}
@@ -212,15 +217,19 @@ func (r *Registry) collect(all []*journal) {
 	}
 }
 
-func create(p string, dir bool) error {
-	if dir {
-		return os.Mkdir(p, 0o755)
+func create(e entry) error {
+	if e.Dir {
+		return os.Mkdir(e.Path, 0o755)
 	}
-	f, err := os.OpenFile(p, os.O_CREATE|os.O_EXCL|os.O_WRONLY|unix.O_NOFOLLOW, 0o644)
+	f, err := os.OpenFile(e.Path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|unix.O_NOFOLLOW, 0o644)
 	if err != nil {
 		return err
 	}
-	return f.Close()
+	_, err = f.WriteString(e.Content)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }
 
 type fileID struct{ Dev, Ino uint64 }
@@ -242,8 +251,9 @@ func sameFile(p string, e entry) bool {
 	return ok && e.Ino != 0 && id.Dev == e.Dev && id.Ino == e.Ino
 }
 
-// removeIfOurs removes a placeholder only while it is still the empty file
-// or directory srt created: anything else is the user's now.
+// removeIfOurs removes a placeholder only while it is still the file (with
+// the content srt wrote) or the empty directory srt created: anything else
+// is the user's now.
 func removeIfOurs(e entry) error {
 	if !sameFile(e.Path, e) {
 		return nil
@@ -261,8 +271,13 @@ func removeIfOurs(e entry) error {
 		}
 		return nil
 	}
-	if !fi.Mode().IsRegular() || fi.Size() != 0 {
+	if !fi.Mode().IsRegular() || fi.Size() != int64(len(e.Content)) {
 		return nil
+	}
+	if e.Content != "" {
+		if data, err := os.ReadFile(e.Path); err != nil || string(data) != e.Content {
+			return nil
+		}
 	}
 	if err := os.Remove(e.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
 		return fmt.Errorf("removing placeholder %s: %w", e.Path, err)
