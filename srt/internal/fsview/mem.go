@@ -1,6 +1,7 @@
 package fsview
 
 import (
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"sort"
@@ -18,12 +19,14 @@ type memNode struct {
 	mode   fs.FileMode
 	target string
 	size   int64
+	stat   *syscall.Stat_t // what Sys reports (nil: nothing)
 }
 
 // NewMem builds a tree from a spec: each key is an absolute path; a value of
-// "dir" makes a directory, "file" an empty regular file, "-> T" a symlink to T,
-// and "unreadable" a directory whose listing fails with EACCES. Parents are
-// created as directories.
+// "dir" makes a directory, "file" an empty regular file, "links N" an empty
+// regular file with N hard links, "-> T" a symlink to T, and "unreadable" a
+// directory whose listing fails with EACCES. Parents are created as
+// directories.
 func NewMem(spec map[string]string) *Mem {
 	m := &Mem{nodes: map[string]memNode{"/": {mode: fs.ModeDir | 0o755}}}
 	keys := make([]string, 0, len(spec))
@@ -46,6 +49,12 @@ func NewMem(spec map[string]string) *Mem {
 			m.nodes[p] = memNode{mode: fs.ModeDir}
 		case v == "file":
 			m.nodes[p] = memNode{mode: 0o644}
+		case strings.HasPrefix(v, "links "):
+			st := &syscall.Stat_t{}
+			if _, err := fmt.Sscan(strings.TrimPrefix(v, "links "), &st.Nlink); err != nil {
+				panic("fsview.NewMem: bad spec value " + v)
+			}
+			m.nodes[p] = memNode{mode: 0o644, stat: st}
 		case strings.HasPrefix(v, "-> "):
 			m.nodes[p] = memNode{mode: fs.ModeSymlink | 0o777, target: strings.TrimPrefix(v, "-> ")}
 		default:
@@ -108,4 +117,9 @@ func (i memInfo) Size() int64        { return i.n.size }
 func (i memInfo) Mode() fs.FileMode  { return i.n.mode }
 func (i memInfo) ModTime() time.Time { return time.Time{} }
 func (i memInfo) IsDir() bool        { return i.n.mode.IsDir() }
-func (i memInfo) Sys() any           { return nil }
+func (i memInfo) Sys() any {
+	if i.n.stat == nil {
+		return nil
+	}
+	return i.n.stat
+}

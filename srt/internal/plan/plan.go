@@ -90,6 +90,10 @@ type Mount struct {
 type Placeholder struct {
 	Path string
 	Dir  bool
+	// Content is what a file placeholder holds (most are empty): for a
+	// file that host programs read while it exists (.git/commondir), the
+	// content that means what its absence meant.
+	Content string
 }
 
 // EnvOp sets (Unset false) or removes a variable inside the sandbox.

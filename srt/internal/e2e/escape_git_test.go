@@ -1,0 +1,241 @@
+package e2e
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+)
+
+// The .git escapes (issue 10, items 4 and 17): a command that may write the
+// working directory tries to make git on the host run a command it wrote,
+// through every part of .git that git reads as configuration, as a pointer
+// to another directory, or as code. Each attack is followed by real git on
+// the host; a planted command would create a marker file. The controls plant
+// the same with the same probe outside the sandbox, and the same git makes
+// the marker appear.
+
+// gitVars are the variables git runs with in these tests: no system config,
+// an identity for commits.
+var gitVars = []string{"GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid",
+	"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid"}
+
+// gitOnHost runs git on the host (no sandbox) as the runner, in dir.
+func (w *workspace) gitOnHost(dir string, args ...string) (string, error) {
+	w.t.Helper()
+	cmd := exec.Command("git", args...)
+	cmd.Dir, cmd.Env = dir, w.env(gitVars...)
+	w.asRunner(cmd)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
+}
+
+// gitOnHostOK is gitOnHost that fails the test on an error.
+func (w *workspace) gitOnHostOK(dir string, args ...string) {
+	w.t.Helper()
+	if out, err := w.gitOnHost(dir, args...); err != nil {
+		w.t.Fatalf("git %v in %s: %v\n%s", args, dir, err, out)
+	}
+}
+
+// shGit runs a shell command line in the sandbox with git's variables;
+// $PROBE is the probe.
+func (w *workspace) shGit(settingsJSON, command string) result {
+	w.t.Helper()
+	return w.srtEnv(append([]string{"PROBE=" + probeBin(w.t)}, gitVars...), "-s", w.settings(settingsJSON), "-c", command)
+}
+
+// markFile is the file a planted command creates when it runs; it lies in a
+// directory of the runner's outside home, which no sandbox of these tests
+// may write.
+func (w *workspace) markFile(name string) string {
+	p := filepath.Join(w.mkdir("marks"), name)
+	os.Remove(p)
+	return p
+}
+
+// touchScript is a shell script that creates mark; exiting 1 makes git
+// treat an fsmonitor as failed and carry on.
+func touchScript(mark string) string { return "#!/bin/sh\ntouch " + mark + "\nexit 1\n" }
+
+// gitFixture is a repository in the working directory with a submodule
+// (lib, from ~/lib), a linked worktree (~/wt), extensions.worktreeConfig
+// on, a filter driver of the user's (~/../tools/filter.sh, which creates a
+// mark), and a bare repository to fetch from (~/up.git).
+func gitFixture(t *testing.T, w *workspace) (filterMark string) {
+	lib := w.mkdir("home/lib")
+	w.gitOnHostOK(lib, "init", "-q")
+	w.write("home/lib/f", "lib\n")
+	w.gitOnHostOK(lib, "add", "f")
+	w.gitOnHostOK(lib, "commit", "-qm", "lib")
+	w.gitOnHostOK(w.dir, "init", "-q")
+	w.write("home/proj/README", "readme\n")
+	w.gitOnHostOK(w.dir, "add", "README")
+	w.gitOnHostOK(w.dir, "commit", "-qm", "readme")
+	w.gitOnHostOK(w.dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", "../lib", "lib")
+	w.gitOnHostOK(w.dir, "commit", "-qm", "lib")
+	w.gitOnHostOK(w.dir, "worktree", "add", "-q", "../wt")
+	w.gitOnHostOK(w.dir, "config", "extensions.worktreeConfig", "true")
+	filterMark = w.markFile("filter")
+	filter := w.write("tools/filter.sh", "#!/bin/sh\ntouch "+filterMark+"\ncat\n")
+	os.Chmod(filter, 0o755)
+	w.gitOnHostOK(w.dir, "config", "filter.probe.clean", filter)
+	w.gitOnHostOK(w.home, "clone", "-q", "--bare", w.dir, "up.git")
+	return filterMark
+}
+
+// TestEscapeGitRedirections is item 4: the command plants a core.fsmonitor
+// through .git/commondir, through config.worktree, in a submodule's config;
+// a hook in a submodule's hooks/; an attribute that selects a filter; a
+// legacy remote whose repository has a pre-receive hook; an alternates
+// file; a new submodule git directory; a linked worktree's commondir.
+func TestEscapeGitRedirections(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		filterMark := gitFixture(t, w)
+		s := fsSettings(writeCwd)
+		evil := w.dir + "/.evil"
+		marks := map[string]string{}
+		for _, m := range []string{"commondir", "config-worktree", "module-config", "module-hook", "remote", "wt-commondir"} {
+			marks[m] = w.markFile(m)
+		}
+		// The command prepares what the redirections lead to, where it
+		// may write: a repository whose config runs an fsmonitor, and a
+		// bare repository whose pre-receive hook runs.
+		prepare := `set -e
+repo() { mkdir -p $1; cp -r .git/objects .git/refs $1/; printf '[core]\n\trepositoryformatversion = 0\n\tfsmonitor = %s\n' $1/fsmonitor.sh > $1/config; printf "$2" > $1/fsmonitor.sh; chmod +x $1/fsmonitor.sh; }
+repo ` + evil + ` '` + touchScript(marks["commondir"]) + `'
+repo ` + evil + `-wt '` + touchScript(marks["wt-commondir"]) + `'
+git init -q --bare ` + evil + `/push.git
+printf '` + touchScript(marks["remote"]) + `' > ` + evil + `/push.git/hooks/pre-receive
+chmod +x ` + evil + `/push.git/hooks/pre-receive; echo PREPARED`
+		expect(t, w.shGit(s, prepare), 0, "PREPARED")
+		fsmon := func(mark string) string {
+			script := evil + "/" + filepath.Base(mark) + ".sh"
+			os.WriteFile(script, []byte(touchScript(mark)), 0o755)
+			w.chown(script)
+			return "[core]\n\tfsmonitor = " + script + "\n"
+		}
+		plants := []struct {
+			name, path, content string
+			replace             bool
+		}{
+			{"commondir", ".git/commondir", evil + "\n", false},
+			{"config-worktree", ".git/config.worktree", fsmon(marks["config-worktree"]), false},
+			{"module-config", ".git/modules/lib/config", fsmon(marks["module-config"]), false},
+			{"module-hook", ".git/modules/lib/hooks/pre-commit", touchScript(marks["module-hook"]), false},
+			{"attributes", ".git/info/attributes", "* filter=probe\n", false},
+			{"remote", ".git/remotes/origin", "URL: " + evil + "/push.git\nPush: +refs/heads/*:refs/heads/*\n", false},
+			{"alternates", ".git/objects/info/alternates", evil + "/objects\n", false},
+			{"new-module", ".git/modules/evil/hooks/post-checkout", touchScript(marks["module-hook"]), false},
+			{"wt-commondir", ".git/worktrees/wt/commondir", evil + "-wt\n", true},
+		}
+		runs := map[string]probeRun{}
+		for _, p := range plants {
+			path := filepath.Join(w.dir, p.path)
+			if p.replace {
+				runs[p.name] = w.probe(s, "replace", path, p.content)
+			} else {
+				runs[p.name] = w.probe(s, "plant", path, p.content)
+			}
+		}
+		// git on the host, as the user would run it next.
+		edits := 0
+		hostGit := map[string]func(){
+			"commondir":       func() { w.gitOnHost(w.dir, "status") },
+			"config-worktree": func() { w.gitOnHost(w.dir, "status") },
+			"module-config":   func() { w.gitOnHost(w.dir+"/lib", "status") },
+			"module-hook":     func() { w.gitOnHost(w.dir+"/lib", "commit", "--allow-empty", "-qm", "host") },
+			"attributes": func() {
+				edits++ // new content each time, so that git add filters it
+				w.write("home/proj/README", "changed "+itoa(edits)+"\n")
+				w.gitOnHost(w.dir, "add", "README")
+			},
+			"remote":       func() { w.gitOnHost(w.dir, "push", "-q") },
+			"wt-commondir": func() { w.gitOnHost(w.home+"/wt", "status") },
+		}
+		marks["attributes"] = filterMark
+		for name, run := range hostGit {
+			run()
+			if exists(marks[name]) {
+				t.Errorf("ESCAPE (%s): git on the host ran a command the sandbox planted", name)
+			}
+		}
+		for _, p := range plants {
+			switch {
+			case p.replace:
+				want(t, runs[p.name], "unlink", "EBUSY", "create", "EEXIST")
+			case p.name == "new-module":
+				want(t, runs[p.name], "mkdir", "EROFS")
+			default:
+				want(t, runs[p.name], "plant", "EROFS")
+			}
+		}
+
+		// Controls: the same plants made outside the sandbox run on the
+		// host's next git.
+		for _, p := range plants {
+			run, ok := hostGit[p.name]
+			if !ok {
+				continue
+			}
+			path := filepath.Join(w.dir, p.path)
+			before, _ := os.ReadFile(path)
+			if p.replace {
+				want(t, w.hostProbe("replace", path, p.content), "unlink", "ok", "create", "ok")
+			} else {
+				want(t, w.hostProbe("plant", path, p.content), "plant", "ok")
+			}
+			run()
+			if !exists(marks[p.name]) {
+				t.Errorf("control (%s): the planted command did not run on the host", p.name)
+			}
+			// Undo the plant for the next control.
+			if before == nil {
+				os.Remove(path)
+			} else {
+				os.WriteFile(path, before, 0o644)
+			}
+		}
+		// The others have no host-side effect to observe; the probe's
+		// plant succeeds outside.
+		for _, p := range plants {
+			if _, ok := hostGit[p.name]; !ok {
+				want(t, w.hostProbe("plant", filepath.Join(w.dir, p.path), p.content), "plant", "ok")
+			}
+		}
+	})
+}
+
+// TestGitWorksInside: with the protections in place, git still works in
+// the sandbox: add, commit, a new branch, a fetch from a local bare
+// repository, a commit in the submodule, a new linked worktree; a
+// submodule update with allowGitConfig.
+func TestGitWorksInside(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		gitFixture(t, w)
+		r := w.shGit(fsSettings(writeCwd), `set -e
+echo more >> README; git add README; git commit -qm inside
+git checkout -qb topic
+git fetch -q `+w.home+`/up.git master
+git -C lib commit --allow-empty -qm in-submodule
+git worktree add -q -b wt2 .wt2
+git -C .wt2 commit --allow-empty -qm in-worktree
+git status --short; echo GIT-WORKS`)
+		expect(t, r, 0, "GIT-WORKS", "!fatal", "!warning")
+		out, _ := w.gitOnHost(w.dir, "log", "--oneline", "-1")
+		if !exists(w.dir+"/.wt2/.git") || len(out) == 0 {
+			t.Fatalf("the commits and the worktree made inside did not reach the host: %q", out)
+		}
+		// git submodule update rewrites the submodule's core.worktree on
+		// every run (git 2.39), so it needs that config writable:
+		// allowGitConfig makes it so.
+		expect(t, w.shGit(fsSettings(writeCwd), "git submodule update -q"), 128, "could not set 'core.worktree'")
+		expect(t, w.shGit(fsSettings(`{"denyRead":[],"allowWrite":["."],"denyWrite":[],"allowGitConfig":true}`), "git submodule update -q && echo UPDATED"), 0, "UPDATED")
+		// The placeholders are gone from the host afterwards.
+		for _, p := range []string{".git/commondir", ".git/config.worktree", ".git/remotes", ".git/objects/info/alternates"} {
+			if exists(filepath.Join(w.dir, p)) {
+				t.Errorf("placeholder %s left on the host", p)
+			}
+		}
+	})
+}
