@@ -239,3 +239,45 @@ git status --short; echo GIT-WORKS`)
 		}
 	})
 }
+
+// TestEscapeNestedRepoHeadMovedAside is item 17: a nested repository was
+// recognised by its .git/HEAD, which the command may move. Run 1 moves HEAD
+// aside, run 2 writes a hook, run 3 moves HEAD back; the host's next commit
+// in the nested repository would run the hook. Every entry named .git is a
+// repository now, a .git file (a submodule's or worktree's pointer)
+// included.
+func TestEscapeNestedRepoHeadMovedAside(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		nested := w.mkdir("home/proj/nested")
+		w.gitOnHostOK(nested, "init", "-q")
+		w.gitOnHostOK(nested, "commit", "--allow-empty", "-qm", "nested")
+		mark := w.markFile("nested-hook")
+		hook := nested + "/.git/hooks/pre-commit"
+		s := fsSettings(writeCwd)
+		want(t, w.probe(s, "rename", nested+"/.git/HEAD", nested+"/.git/HEAD.bak"), "rename", "ok")
+		p := w.probe(s, "plant", hook, touchScript(mark))
+		want(t, w.probe(s, "rename", nested+"/.git/HEAD.bak", nested+"/.git/HEAD"), "rename", "ok")
+		w.gitOnHost(nested, "commit", "--allow-empty", "-qm", "host")
+		if exists(mark) {
+			t.Fatalf("ESCAPE: a hook written after HEAD was moved aside ran on the host\n%s", p.result)
+		}
+		want(t, p, "plant", "EROFS")
+		// A .git directory with nothing in it but hooks/, and a .git
+		// file, are repositories too.
+		w.mkdir("home/proj/bare/.git/hooks")
+		want(t, w.probe(s, "plant", w.dir+"/bare/.git/hooks/post-checkout", touchScript(mark)), "plant", "EROFS")
+		gitFile := w.write("home/proj/sub/.git", "gitdir: ../nested/.git\n")
+		want(t, w.probe(s, "plant", gitFile, "gitdir: "+w.dir+"/.evil\n"), "plant", "EROFS")
+
+		// Controls: the same probe writes the same names where they are
+		// not named .git, and the hook planted outside the sandbox runs
+		// on the host's commit.
+		want(t, w.probe(s, "plant", nested+"/.gut/hooks/pre-commit", touchScript(mark)), "plant", "ok")
+		want(t, w.probe(s, "plant", w.dir+"/sub/.gut", "x"), "plant", "ok")
+		want(t, w.hostProbe("plant", hook, touchScript(mark)), "plant", "ok")
+		w.gitOnHost(nested, "commit", "--allow-empty", "-qm", "host")
+		if !exists(mark) {
+			t.Fatal("control: the hook planted outside the sandbox did not run on the host")
+		}
+	})
+}
