@@ -281,3 +281,36 @@ func TestEscapeNestedRepoHeadMovedAside(t *testing.T) {
 		}
 	})
 }
+
+// TestEscapeLinkedWorktreeRepo: the working directory is a linked worktree
+// (its .git is a file naming ~/proj/.git/worktrees/wt) and the settings let
+// the command write the repository it belongs to. The hooks and config git
+// uses in the worktree are that repository's: srt follows the .git file.
+func TestEscapeLinkedWorktreeRepo(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		w.gitOnHostOK(w.dir, "init", "-q")
+		w.gitOnHostOK(w.dir, "commit", "--allow-empty", "-qm", "main")
+		w.gitOnHostOK(w.dir, "worktree", "add", "-q", "-b", "side", "../wt")
+		repo := w.dir
+		w.dir = w.home + "/wt"
+		mark := w.markFile("worktree-hook")
+		s := fsSettings(`{"denyRead":[],"allowWrite":[".","` + repo + `"],"denyWrite":[]}`)
+		hook := repo + "/.git/hooks/pre-commit"
+		p := w.probe(s, "plant", hook, touchScript(mark))
+		w.gitOnHost(w.dir, "commit", "--allow-empty", "-qm", "host")
+		if exists(mark) {
+			t.Fatalf("ESCAPE: a hook written in the worktree's repository ran on the host\n%s", p.result)
+		}
+		want(t, p, "plant", "EROFS")
+		want(t, w.probe(s, "plant", repo+"/.git/worktrees/wt/config.worktree", "[core]\n\tfsmonitor = /x\n"), "plant", "EROFS")
+		want(t, w.probe(s, "plant", w.dir+"/.git", "gitdir: /elsewhere\n"), "plant", "EROFS")
+		// git works in the worktree inside.
+		expect(t, w.shGit(s, "git commit --allow-empty -qm inside && echo COMMITTED"), 0, "COMMITTED")
+		// Control: the hook planted outside the sandbox runs.
+		want(t, w.hostProbe("plant", hook, touchScript(mark)), "plant", "ok")
+		w.gitOnHost(w.dir, "commit", "--allow-empty", "-qm", "host")
+		if !exists(mark) {
+			t.Fatal("control: the hook planted outside the sandbox did not run on the host")
+		}
+	})
+}

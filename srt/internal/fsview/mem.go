@@ -20,10 +20,12 @@ type memNode struct {
 	target string
 	size   int64
 	stat   *syscall.Stat_t // what Sys reports (nil: nothing)
+	data   string          // a file's content
 }
 
 // NewMem builds a tree from a spec: each key is an absolute path; a value of
-// "dir" makes a directory, "file" an empty regular file, "links N" an empty
+// "dir" makes a directory, "file" an empty regular file, "text T" a regular
+// file holding T, "links N" an empty
 // regular file with N hard links, "-> T" a symlink to T, and "unreadable" a
 // directory whose listing fails with EACCES. Parents are created as
 // directories.
@@ -49,6 +51,9 @@ func NewMem(spec map[string]string) *Mem {
 			m.nodes[p] = memNode{mode: fs.ModeDir}
 		case v == "file":
 			m.nodes[p] = memNode{mode: 0o644}
+		case strings.HasPrefix(v, "text "):
+			data := strings.TrimPrefix(v, "text ")
+			m.nodes[p] = memNode{mode: 0o644, data: data, size: int64(len(data))}
 		case strings.HasPrefix(v, "links "):
 			st := &syscall.Stat_t{}
 			if _, err := fmt.Sscan(strings.TrimPrefix(v, "links "), &st.Nlink); err != nil {
@@ -96,6 +101,22 @@ func (m *Mem) ReadDir(name string) ([]fs.DirEntry, error) {
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name() < out[j].Name() })
 	return out, nil
+}
+
+// ReadFile implements FS.
+func (m *Mem) ReadFile(name string, max int) ([]byte, error) {
+	real, err := Realpath(m, name)
+	if err != nil {
+		return nil, err
+	}
+	n := m.nodes[real]
+	if !n.mode.IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: syscall.EINVAL}
+	}
+	if len(n.data) > max {
+		return []byte(n.data[:max]), nil
+	}
+	return []byte(n.data), nil
 }
 
 // Readlink implements FS.

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"path/filepath"
+	"strings"
 
 	"github.com/srt-sandbox/srt/internal/fsview"
 )
@@ -62,17 +63,68 @@ const (
 	maxModuleNesting = 4
 )
 
-// gitProtects protects what a .git entry holds. A .git file (a worktree or
-// submodule pointer) or a dangling link is protected itself; a directory
-// (or a link to one) gets gitDirProtects.
+// gitProtects protects what a .git entry holds. A directory (or a link to
+// one) gets gitDirProtects. A .git file (a worktree's or submodule's
+// pointer) or a dangling link is protected itself, and so is the git
+// directory the file points to, where the rules let it be written: the
+// working directory may be a linked worktree of a repository elsewhere.
 func (b *builder) gitProtects(gitPath string) []protect {
 	if _, err := b.in.FS.Lstat(gitPath); err != nil {
 		return nil
 	}
-	if _, fi, err := fsview.Stat(b.in.FS, gitPath); err != nil || !fi.IsDir() {
-		return []protect{{abs: gitPath, why: "mandatory"}}
+	if _, fi, err := fsview.Stat(b.in.FS, gitPath); err == nil && fi.IsDir() {
+		return b.gitDirProtects(gitPath, 0)
 	}
-	return b.gitDirProtects(gitPath, 0)
+	out := []protect{{abs: gitPath, why: "mandatory"}}
+	if dir := b.pointer(gitPath, "gitdir: ", filepath.Dir(gitPath)); dir != "" {
+		out = append(out, b.linkedGitDir(dir)...)
+	}
+	return out
+}
+
+// maxPointer bounds what srt reads of a .git file or a commondir.
+const maxPointer = 4096
+
+// pointer reads a one-line file that names a directory (a .git file's
+// "gitdir: <dir>", a commondir's "<dir>"), as git does, and resolves it
+// against base. It returns "" when the file says nothing usable.
+func (b *builder) pointer(file, prefix, base string) string {
+	data, err := b.in.FS.ReadFile(file, maxPointer)
+	if err != nil {
+		return ""
+	}
+	line, _, _ := strings.Cut(string(data), "\n")
+	v, ok := strings.CutPrefix(strings.TrimRight(line, "\r"), prefix)
+	if !ok || v == "" {
+		return ""
+	}
+	if !filepath.IsAbs(v) {
+		v = filepath.Join(base, v)
+	}
+	return filepath.Clean(v)
+}
+
+// linkedGitDir protects the git directory a .git file points to, when
+// something in it may be written: a linked worktree's administrative
+// directory (it has a commondir) gets worktreeEntries, and the repository
+// it belongs to gitDirProtects; any other git directory gitDirProtects.
+func (b *builder) linkedGitDir(dir string) []protect {
+	real, fi, err := fsview.Stat(b.in.FS, dir)
+	if err != nil || !fi.IsDir() || !b.anyWritableUnder(real) {
+		return nil
+	}
+	common := b.pointer(filepath.Join(dir, "commondir"), "", dir)
+	if common == "" {
+		return b.gitDirProtects(dir, 0)
+	}
+	var out []protect
+	for _, e := range worktreeEntries {
+		out = append(out, e.protect(dir))
+	}
+	if real, fi, err := fsview.Stat(b.in.FS, common); err == nil && fi.IsDir() && b.anyWritableUnder(real) {
+		out = append(out, b.gitDirProtects(common, 0)...)
+	}
+	return out
 }
 
 // gitDirProtects protects a git directory's configuration, pointers and

@@ -32,8 +32,10 @@ func mandatoryHost() *fsview.Mem {
 		"/home/u/proj/.git/objects/info":              "dir",
 		"/home/u/proj/.git/refs/heads/main":           "file",
 		"/home/u/proj/.git/worktrees/wt/HEAD":         "file",
-		"/home/u/proj/.git/worktrees/wt/commondir":    "file",
-		"/home/u/proj/.git/worktrees/wt/gitdir":       "file",
+		"/home/u/proj/.git/worktrees/wt/commondir":    "text ../..\n",
+		"/home/u/proj/.git/worktrees/wt/gitdir":       "text /home/u/wt/.git\n",
+		"/home/u/wt/.git":                             "text gitdir: /home/u/proj/.git/worktrees/wt\n",
+		"/home/u/wt/README":                           "file",
 		"/home/u/proj/.git/modules/lib/HEAD":          "file",
 		"/home/u/proj/.git/modules/lib/config":        "file",
 		"/home/u/proj/.git/modules/lib/hooks":         "dir",
@@ -41,7 +43,7 @@ func mandatoryHost() *fsview.Mem {
 		"/home/u/proj/.git/modules/libs/deep/HEAD":    "file",
 		"/home/u/proj/.git/modules/libs/deep/config":  "file",
 		"/home/u/proj/.git/modules/moved/stash/notes": "file",
-		"/home/u/proj/lib/.git":                       "file",
+		"/home/u/proj/lib/.git":                       "text gitdir: ../.git/modules/lib\n",
 		"/home/u/proj/nested/.git/hooks":              "dir",
 		"/home/u/proj/.claude/settings.json":          "file",
 		"/home/u/proj/deploy.sh":                      "-> scripts/deploy.sh",
@@ -76,6 +78,9 @@ func TestGoldenMandatory(t *testing.T) {
 		{"mandatory-home-readonly", cwd, "", ""},
 		// Items 8 and 10 for denyWrite.
 		{"mandatory-names", `"allowWrite":["."],"denyWrite":["deploy.sh","data.txt"]`, "", ""},
+		// The working directory is a linked worktree: its .git file, and
+		// the repository it points to where that may be written.
+		{"mandatory-linked-worktree", `"allowWrite":[".","/home/u/proj/.git"],"denyWrite":[]`, `"mandatoryDenySearchDepth":1`, "/home/u/wt"},
 		// The repository around the working directory.
 		{"mandatory-enclosing", `"allowWrite":["/home/u/proj"],"denyWrite":[]`, `"mandatoryDenySearchDepth":1`, "/home/u/proj/src"},
 	}

@@ -63,15 +63,23 @@ func (b *builder) applyProtects() {
 		}
 		wants[w.Path] = &w
 	}
-	var links []string // always-protected names that are symlinks
+	var links []string         // always-protected names that are symlinks
+	var shared []*wanted       // existing paths another run's placeholder may be
+	done := map[protect]bool{} // the same repository may be reached twice
 	for _, pr := range b.protect {
+		if done[pr] {
+			continue
+		}
+		done[pr] = true
 		links = append(links, b.symlinkNames(pr)...)
 		existing, missing, err := fsview.ResolveExisting(b.in.FS, pr.abs)
 		if err != nil {
 			continue
 		}
 		if missing == "" {
-			b.protectExisting(pr, existing)
+			if w := b.protectExisting(pr, existing); w != nil {
+				shared = append(shared, w)
+			}
 			continue
 		}
 		if !b.t.readable(existing) || !b.t.writable(existing) {
@@ -93,19 +101,28 @@ func (b *builder) applyProtects() {
 		}
 	}
 	b.placeholders(wants)
+	b.sharePlaceholders(shared, wants)
 	b.warnSymlinks(links)
 }
 
 // protectExisting write-protects an existing path and pins the writable
-// directories above it.
-func (b *builder) protectExisting(pr protect, existing string) {
+// directories above it. It returns the placeholder the path would be, had
+// it been missing, when it lies in a writable directory.
+func (b *builder) protectExisting(pr protect, existing string) *wanted {
 	if existing == "/" {
 		b.t.root.writeDeny = true
-		return
+		return nil
 	}
 	fi, err := b.in.FS.Lstat(existing)
 	if err != nil {
-		return
+		return nil
+	}
+	var w *wanted
+	if b.t.writable(filepath.Dir(existing)) {
+		w = &wanted{Placeholder: Placeholder{Path: existing, Dir: fi.IsDir(), Existing: true}}
+		if !fi.IsDir() {
+			w.Content = pr.content
+		}
 	}
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && !fi.IsDir() && st.Nlink > 1 {
 		b.warnHardLinks(pr, existing, uint64(st.Nlink))
@@ -119,6 +136,22 @@ func (b *builder) protectExisting(pr protect, existing string) {
 		}
 	})
 	b.pinAbove(filepath.Dir(existing))
+	return w
+}
+
+// sharePlaceholders adds the existing protected paths to the placeholders
+// the run asks for. One that is another live run's placeholder (it made it
+// for the same protection) is then shared: that run does not remove it
+// while this one mounts on it, which would detach this run's mount and let
+// the command create the path. One that has gone by the time srt starts is
+// made again; a file of the user's is left alone.
+func (b *builder) sharePlaceholders(shared []*wanted, wants map[string]*wanted) {
+	for _, w := range shared {
+		if _, ok := wants[w.Path]; !ok {
+			b.p.Placeholders = append(b.p.Placeholders, w.Placeholder)
+		}
+	}
+	sort.Slice(b.p.Placeholders, func(i, j int) bool { return b.p.Placeholders[i].Path < b.p.Placeholders[j].Path })
 }
 
 // placeholders turns the wanted placeholders into nodes: a protected one

@@ -18,6 +18,9 @@ func (p *Plan) String() string {
 		if ph.Dir {
 			kind = "dir"
 		}
+		if ph.Existing {
+			kind += " (if another run's)"
+		}
 		if ph.Content != "" {
 			fmt.Fprintf(&sb, "placeholder %s %s %q\n", kind, ph.Path, ph.Content)
 			continue
