@@ -314,3 +314,46 @@ func TestEscapeLinkedWorktreeRepo(t *testing.T) {
 		}
 	})
 }
+
+// TestEscapeHooksPath: git runs hooks from the directory core.hooksPath
+// names, not from .git/hooks: husky's .husky in the working tree, or a
+// directory in $HOME that the user's global config names for every
+// repository. srt protects the directory the (protected) config names.
+func TestEscapeHooksPath(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		w.gitOnHostOK(w.dir, "init", "-q")
+		w.mkdir("home/proj/.husky")
+		w.gitOnHostOK(w.dir, "config", "core.hooksPath", ".husky")
+		w.write("home/.gitconfig", "[core]\n\thooksPath = ~/.githooks\n")
+		mark := w.markFile("hooks-path")
+		commit := func(dir string) { w.gitOnHost(dir, "commit", "--allow-empty", "-qm", "host") }
+		p := w.probe(fsSettings(writeCwd), "plant", w.dir+"/.husky/pre-commit", touchScript(mark))
+		commit(w.dir)
+		if exists(mark) {
+			t.Fatalf("ESCAPE: a hook written in core.hooksPath ran on the host's commit\n%s", p.result)
+		}
+		want(t, p, "plant", "EROFS")
+		// The global one, with $HOME writable; another repository uses it.
+		other := w.mkdir("home/other")
+		w.gitOnHostOK(other, "init", "-q")
+		p = w.probe(homeWritable, "plant", w.home+"/.githooks/pre-commit", touchScript(mark))
+		commit(other)
+		if exists(mark) {
+			t.Fatalf("ESCAPE: a hook written in the global core.hooksPath ran on the host's commit\n%s", p.result)
+		}
+		want(t, p, "mkdir", "ok", "plant", "EROFS")
+
+		// Controls: the same plants outside the sandbox run.
+		want(t, w.hostProbe("plant", w.dir+"/.husky/pre-commit", touchScript(mark)), "plant", "ok")
+		commit(w.dir)
+		if !exists(mark) {
+			t.Fatal("control: the hook in core.hooksPath did not run")
+		}
+		os.Remove(mark)
+		want(t, w.hostProbe("plant", w.home+"/.githooks/pre-commit", touchScript(mark)), "plant", "ok")
+		commit(other)
+		if !exists(mark) {
+			t.Fatal("control: the hook in the global core.hooksPath did not run")
+		}
+	})
+}

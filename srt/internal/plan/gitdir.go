@@ -77,7 +77,7 @@ func (b *builder) gitProtects(gitPath string) []protect {
 	}
 	out := []protect{{abs: gitPath, why: "mandatory"}}
 	if dir := b.pointer(gitPath, "gitdir: ", filepath.Dir(gitPath)); dir != "" {
-		out = append(out, b.linkedGitDir(dir)...)
+		out = append(out, b.linkedGitDir(dir, filepath.Dir(gitPath))...)
 	}
 	return out
 }
@@ -108,7 +108,7 @@ func (b *builder) pointer(file, prefix, base string) string {
 // something in it may be written: a linked worktree's administrative
 // directory (it has a commondir) gets worktreeEntries, and the repository
 // it belongs to gitDirProtects; any other git directory gitDirProtects.
-func (b *builder) linkedGitDir(dir string) []protect {
+func (b *builder) linkedGitDir(dir, worktree string) []protect {
 	real, fi, err := fsview.Stat(b.in.FS, dir)
 	if err != nil || !fi.IsDir() || !b.anyWritableUnder(real) {
 		return nil
@@ -124,7 +124,8 @@ func (b *builder) linkedGitDir(dir string) []protect {
 	if real, fi, err := fsview.Stat(b.in.FS, common); err == nil && fi.IsDir() && b.anyWritableUnder(real) {
 		out = append(out, b.gitDirProtects(common, 0)...)
 	}
-	return out
+	// The worktree's hooks run in it: a relative core.hooksPath is there.
+	return append(out, b.hooksPathProtects(filepath.Join(common, "config"), worktree)...)
 }
 
 // gitDirProtects protects a git directory's configuration, pointers and
@@ -139,6 +140,11 @@ func (b *builder) gitDirProtects(dir string, nesting int) []protect {
 		}
 		out = append(out, e.protect(dir))
 	}
+	worktree := "" // where hooks run, for a relative core.hooksPath
+	if filepath.Base(dir) == ".git" {
+		worktree = filepath.Dir(dir)
+	}
+	out = append(out, b.hooksPathProtects(filepath.Join(dir, "config"), worktree)...)
 	wts := filepath.Join(dir, "worktrees")
 	if ents, err := b.in.FS.ReadDir(wts); err == nil {
 		for _, d := range ents {

@@ -62,6 +62,7 @@ const maxScanEntries = 50000
 // placeholders are the ones used.
 func (b *builder) mandatory() []protect {
 	out := b.homeProtects()
+	out = append(out, b.globalHooksPath()...)
 	out = append(out, b.enclosingRepo()...)
 	cwd := b.in.Cwd
 	if !b.anyWritableUnder(cwd) {

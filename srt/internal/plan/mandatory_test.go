@@ -16,16 +16,19 @@ import (
 // and a hard-linked protected name, and a home with start-up files.
 func mandatoryHost() *fsview.Mem {
 	return fsview.NewMem(map[string]string{
-		"/usr/bin/bash":            "file",
-		"/usr/local/bin/srt-init":  "file",
-		"/home/u/.bashrc":          "-> dotfiles/bashrc",
-		"/home/u/dotfiles/bashrc":  "file",
-		"/home/u/.profile":         "file",
-		"/home/u/.gitconfig":       "links 2",
-		"/home/u/.config/gh/hosts": "file",
+		"/usr/bin/bash":              "file",
+		"/usr/local/bin/srt-init":    "file",
+		"/home/u/.bashrc":            "-> dotfiles/bashrc",
+		"/home/u/dotfiles/bashrc":    "file",
+		"/home/u/.profile":           "file",
+		"/home/u/.gitconfig":         "links 2",
+		"/home/u/.config/gh/hosts":   "file",
+		"/home/u/.config/git/config": "text [user]\n\tname = u\n[core]\n\thooksPath = ~/.githooks\n",
+		"/home/u/.githooks/pre-push": "file",
 
 		"/home/u/proj/.git/HEAD":                      "file",
-		"/home/u/proj/.git/config":                    "file",
+		"/home/u/proj/.git/config":                    "text [core]\n\tbare = false\n\thooksPath = .husky # husky\n",
+		"/home/u/proj/.husky/pre-commit":              "file",
 		"/home/u/proj/.git/hooks/pre-commit.sample":   "file",
 		"/home/u/proj/.git/info/exclude":              "file",
 		"/home/u/proj/.git/branches":                  "dir",
@@ -62,15 +65,17 @@ func TestGoldenMandatory(t *testing.T) {
 		name, fs, top, cwd string
 	}{
 		// Items 4, 9, 17: every part of .git git reads as config, a
-		// pointer or code; worktrees' pointers; modules/ sealed, the git
-		// directories in it reopened and protected in turn, the one whose
-		// files were moved aside left sealed; the nested .git without
-		// HEAD and the .git file; the whole of .claude.
+		// pointer or code; the hooks directory core.hooksPath names;
+		// worktrees' pointers; modules/ sealed, the git directories in it
+		// reopened and protected in turn, the one whose files were moved
+		// aside left sealed; the nested .git without HEAD and the .git
+		// file; the whole of .claude.
 		{"mandatory-git", cwd, "", ""},
 		// allowGitConfig opens config, and only config, in every git
 		// directory.
 		{"mandatory-allow-git-config", cwd + `,"allowGitConfig":true`, "", ""},
-		// Item 12: $HOME writable: its start-up files, missing ones
+		// Item 12: $HOME writable: its start-up files (and the global
+		// core.hooksPath), missing ones
 		// behind placeholders (writable ones above them), ~/.bashrc a
 		// symlink (item 8), ~/.gitconfig hard-linked (item 10).
 		{"mandatory-home", home, "", ""},
