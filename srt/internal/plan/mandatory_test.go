@@ -3,6 +3,7 @@ package plan
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/srt-sandbox/srt/internal/fsview"
@@ -131,5 +132,35 @@ func golden(t *testing.T, name, got string) {
 	}
 	if got != string(want) {
 		t.Errorf("plan differs from %s:\n--- got\n%s\n--- want\n%s", file, got, want)
+	}
+}
+
+// TestNoPlaceholderBeneathProtected: a placeholder beneath a read-only
+// placeholder directory is not made (nothing could be created there), also
+// when a sibling whose name sorts between them (".config-x") is one too.
+func TestNoPlaceholderBeneathProtected(t *testing.T) {
+	cfg, err := settings.Parse([]byte(`{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":["~"],"denyWrite":["~/.config","~/.config-x/y"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fs := fsview.NewMem(map[string]string{"/home/w/proj": "dir", "/usr/bin/bash": "file"})
+	p, err := Build(Input{Config: cfg, FS: fs, Cwd: "/home/w/proj", Home: "/home/w", UID: 1000, Command: []string{"/usr/bin/bash", "-c", "true"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, ph := range p.Placeholders {
+		seen[ph.Path] = true
+		if strings.HasPrefix(ph.Path, "/home/w/.config/") || strings.HasPrefix(ph.Path, "/home/w/.config-x/") {
+			t.Errorf("placeholder %s beneath a read-only placeholder directory", ph.Path)
+		}
+	}
+	if !seen["/home/w/.config"] || !seen["/home/w/.config-x"] {
+		t.Fatalf("the denyWrite placeholders are missing:\n%s", p)
+	}
+	for _, m := range p.Mounts {
+		if m.Path == "/home/w/.config" && m.View == HostRW {
+			t.Fatal("~/.config is writable: the denyWrite must win over a writable parent placeholder")
+		}
 	}
 }

@@ -165,10 +165,10 @@ func (b *builder) placeholders(wants map[string]*wanted) {
 	}
 	sort.Strings(paths)
 	var out []Placeholder
-	under := "" // the last protected directory placeholder
+	sealed := map[string]bool{} // protected placeholders
 	for _, p := range paths {
 		w := wants[p]
-		if under != "" && fsview.IsWithin(p, under) {
+		if beneath(p, sealed) {
 			continue
 		}
 		out = append(out, w.Placeholder)
@@ -177,9 +177,7 @@ func (b *builder) placeholders(wants map[string]*wanted) {
 			b.mark(n, w.why+" (placeholder parent)", func(n *node) { n.pin = true })
 			continue
 		}
-		if w.Dir {
-			under = p
-		}
+		sealed[p] = true
 		b.mark(n, w.why+" (placeholder)", func(n *node) {
 			n.placeholder, n.writeDeny, n.readablePlaceholder = true, true, w.readable
 		})
@@ -245,6 +243,16 @@ func (b *builder) warnHardLinks(pr protect, p string, links uint64) {
 		what = "srt always protects " + p
 	}
 	b.warn("%s, which has %d hard links: that name cannot be written, but the file's other names can; deny writes to their directories too, or remove the extra links", what, links)
+}
+
+// beneath says whether one of dirs lies above p.
+func beneath(p string, dirs map[string]bool) bool {
+	for d := filepath.Dir(p); d != "/" && d != "."; d = filepath.Dir(d) {
+		if dirs[d] {
+			return true
+		}
+	}
+	return false
 }
 
 func splitClean(p string) []string {
