@@ -50,6 +50,22 @@ func WithNestedUserNamespaces(allow bool) CommandOption {
 	return func(o *commandOptions) { o.nested = &allow }
 }
 
+// config is cfg with the command's overrides applied (cfg itself when
+// there are none).
+func (o *commandOptions) config(cfg *settings.Config) *settings.Config {
+	if o.fs == nil && o.nested == nil {
+		return cfg
+	}
+	over := *cfg
+	if o.fs != nil {
+		over.Filesystem = *o.fs
+	}
+	if o.nested != nil {
+		over.AllowNestedUserNamespaces = *o.nested
+	}
+	return &over
+}
+
 // WithNullDescriptor gives the command /dev/null on descriptor n (srt's
 // --control-fd slot), so that it does not find another file there.
 func WithNullDescriptor(n int) CommandOption { return func(o *commandOptions) { o.nullFD = n } }
@@ -114,19 +130,15 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w; set HOME", err)
 	}
-	cfg := m.Config()
-	if o.fs != nil || o.nested != nil {
-		over := *cfg
-		if o.fs != nil {
-			over.Filesystem = *o.fs
-		}
-		if o.nested != nil {
-			over.AllowNestedUserNamespaces = *o.nested
-		}
-		if err := checkArch(&over); err != nil {
+	base := m.Config()
+	cfg := o.config(base)
+	if cfg != base {
+		if err := checkArch(cfg); err != nil {
 			return nil, err
 		}
-		cfg = &over
+	}
+	if err := checkLayers(cfg, m.kernel, os.Getuid()); err != nil {
+		return nil, err
 	}
 
 	c = &Cmd{}
@@ -149,32 +161,45 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		text = command
 	}
 	m.net.remember(keyLabel(key), text)
-	// Under tlsTerminate the proxy starts now, not at the first
-	// connection: the plan binds the trust bundle it writes, and a CA that
-	// cannot be used is a settings error before anything runs.
-	if cfg.Network.TLSTerminate != nil && m.net.ext.http == 0 {
-		if _, err := m.egress(); err != nil {
-			return nil, err
-		}
+	// The state directory is made before the plan, which keeps it
+	// read-only: a command that may write $TMPDIR must not make it first.
+	stateDir, err := placeholders.StateDir()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
 	}
 	in := plan.Input{
 		Config: cfg, FS: fsview.OS{}, Cwd: filepath.Clean(o.dir), Home: filepath.Clean(home), UID: os.Getuid(), TmpDir: plan.PrivateTmp,
 		Env: o.env, Command: []string{m.shell, "-c", command},
-		Proxy: m.proxyPlan(key), Listen: listenAddrs, Helpers: []string{m.net.helper},
+		Proxy: m.proxyPlan(key), Listen: listenAddrs, Helpers: []string{m.net.helper}, StateDir: stateDir,
+		SettingsFiles: m.settingsFiles(home),
 	}
-	// The proxy that runs decides: it may have started with TLS
-	// termination under an earlier config.
-	if t := m.net.trust.Load(); t != nil {
-		in.TrustBundle, in.CACert, in.CAKey = t.bundle, t.caCert, t.caKey
-	}
-	p, err := plan.Build(in)
+	p, run, err := m.plan(&in)
 	if err != nil {
 		return nil, err
+	}
+	// Under tlsTerminate the proxy starts now, not at the first
+	// connection: the plan binds the trust bundle it writes, and a CA that
+	// cannot be used is a settings error before anything runs. It starts
+	// only once the programs are checked against a plan; the plan is then
+	// made again with the bundle.
+	if cfg.Network.TLSTerminate != nil && m.net.ext.http == 0 && in.TrustBundle == "" {
+		if _, err := m.egress(); err != nil {
+			return nil, err
+		}
+		if m.net.trust.Load() != nil {
+			if p, run, err = m.plan(&in); err != nil {
+				return nil, err
+			}
+		}
 	}
 	p.Init.DevNullFD = o.nullFD
 	c.Plan = p
 	m.opts.Logger.Debug().Msgf("plan:\n%s", p)
 	for _, w := range p.Warnings {
+		fmt.Fprintf(m.opts.Warnings, "srt: warning: %s\n", w)
+	}
+	m.opts.Logger.Debug().Msgf("layers: %s", layersFor(cfg, m.kernel))
+	for _, w := range layerWarnings(cfg, m.kernel) {
 		fmt.Fprintf(m.opts.Warnings, "srt: warning: %s\n", w)
 	}
 	if cfg.EnableWeakerNestedSandbox {
@@ -197,7 +222,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 			p.DropPlaceholders(c.claim.Missing)
 		}
 	}
-	if err := c.openChannel(m.initExe); err != nil {
+	if err := c.openChannel(run.init); err != nil {
 		return nil, err
 	}
 	options, inside := p.BwrapArgs(initstage.ExePath)
@@ -207,7 +232,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	}
 	c.childEnds = append(c.childEnds, args)
 
-	cmd := exec.CommandContext(ctx, m.bwrap.Path, append([]string{"--args", fmt.Sprint(argsFD), "--"}, inside...)...)
+	cmd := exec.CommandContext(ctx, run.bwrap, append([]string{"--args", fmt.Sprint(argsFD), "--"}, inside...)...)
 	cmd.Dir = o.dir
 	cmd.Env = o.env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
@@ -219,6 +244,29 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	c.m, c.id = m, newToken()
 	c.done, c.readerDone, c.listeners = make(chan struct{}), make(chan struct{}), make(chan []*os.File, 1)
 	return c, nil
+}
+
+// plan builds a command's plan, with the trust files of the running
+// proxy's TLS termination if any (the proxy that runs decides: it may
+// have started under an earlier config), and checks against it the
+// programs srt is about to run.
+func (m *Manager) plan(in *plan.Input) (*plan.Plan, checked, error) {
+	if t := m.net.trust.Load(); t != nil {
+		in.TrustBundle, in.CACert, in.CAKey = t.bundle, t.caCert, t.caKey
+	}
+	p, err := plan.Build(*in)
+	if err != nil {
+		return nil, checked{}, err
+	}
+	// A root-run sandbox that may write "/" may change every program on
+	// the host, srt's among them, as under filesystem.disabled: the check
+	// against the plan could only refuse every run (docs/security.md).
+	everything := in.Config.Filesystem.Disabled || in.UID == 0 && p.Root == plan.HostRW
+	run, err := m.checkPrograms(p, everything)
+	if err != nil {
+		return nil, checked{}, err
+	}
+	return p, run, nil
 }
 
 // Start starts the sandbox.

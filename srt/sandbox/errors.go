@@ -4,6 +4,7 @@ import (
 	"errors"
 
 	"github.com/srt-sandbox/srt/internal/bwrap"
+	"github.com/srt-sandbox/srt/internal/hostexec"
 	"github.com/srt-sandbox/srt/internal/plan"
 	"github.com/srt-sandbox/srt/settings"
 )
@@ -17,6 +18,11 @@ var (
 	// ErrCannotSandbox: this machine or container does not let bubblewrap
 	// build a sandbox (user namespaces disabled, AppArmor, capabilities).
 	ErrCannotSandbox = bwrap.ErrCannotSandbox
+	// ErrUntrustedProgram: srt will not run a program it needs
+	// (bubblewrap, srt-init, srt-proxy, decider) because another user, or
+	// a command in the sandbox at hand, could have put it where srt found
+	// it or changed it. The message names the file and the fix.
+	ErrUntrustedProgram = hostexec.ErrUntrusted
 	// ErrTooManyMounts: the filesystem rules need more mounts than srt
 	// allows.
 	ErrTooManyMounts = plan.ErrTooManyMounts

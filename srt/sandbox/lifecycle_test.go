@@ -189,6 +189,14 @@ func TestWithNestedUserNamespaces(t *testing.T) {
 	if out, _ := run(t, m, try); strings.Contains(out, "created") || !strings.Contains(out, "Operation not permitted") {
 		t.Fatalf("a user namespace was created by default: %q", out)
 	}
+	if os.Geteuid() == 0 {
+		// Refused up front for root (TestNestedAsUnprivilegedUser runs
+		// this test as a user).
+		if _, err := m.Command(context.Background(), try, sandbox.WithNestedUserNamespaces(true)); !errors.Is(err, sandbox.ErrInvalidConfig) || !strings.Contains(err.Error(), "WithNestedUserNamespaces(true)") {
+			t.Fatalf("root's override: %v", err)
+		}
+		return
+	}
 	if out, _ := run(t, m, try, sandbox.WithNestedUserNamespaces(true)); out != "created\n" {
 		t.Fatalf("allowed by the per-command override, but: %q", out)
 	}

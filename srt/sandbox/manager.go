@@ -42,6 +42,12 @@ type Options struct {
 	Ask func(AskRequest) (allow bool, reason string, err error)
 	// OnViolation is called with each violation recorded.
 	OnViolation func(Violation)
+	// SettingsFiles are files the host reads sandbox settings from (the
+	// srt CLI passes the one it loaded). No sandbox may change them, nor
+	// create them where they do not exist: a command that could would
+	// choose the rules of every later run. ~/.srt-settings.json, the file
+	// srt reads by default, is always protected.
+	SettingsFiles []string
 }
 
 // AskRequest is a destination no rule decides.
@@ -54,14 +60,23 @@ type AskRequest struct {
 // Manager wraps commands in sandboxes for one configuration. It is safe for
 // concurrent use.
 type Manager struct {
-	opts    Options
-	bwrap   bwrap.Info
-	shell   string
-	regOnce sync.Once
-	reg     *placeholders.Registry
-	regErr  error
-	// initExe is the init stage's executable.
-	initExe string
+	opts Options
+	// bwrap is bubblewrap as found (configured or on PATH), and bwrapFix
+	// what a refusal of it suggests; bwrapChecked is the resolved binary
+	// whose version was checked (checkPrograms).
+	bwrap        bwrap.Info
+	bwrapFix     string
+	bwrapMu      sync.Mutex
+	bwrapChecked bwrap.Info
+	shell        string
+	regOnce      sync.Once
+	reg          *placeholders.Registry
+	regErr       error
+	// initExe is the init stage's executable, initFix what a refusal of
+	// it suggests.
+	initExe, initFix string
+	// kernel is what the running kernel gives (seccomp, Landlock).
+	kernel kernelLayers
 
 	net        network
 	violations ViolationStore
@@ -71,8 +86,12 @@ type Manager struct {
 	cfg *settings.Config
 }
 
-// New checks that this machine can sandbox (bubblewrap present and recent
-// enough, user namespaces available) and returns a Manager for cfg.
+// New checks that this machine can sandbox (bubblewrap present, and where
+// only root or the caller can have put it; user namespaces available) and
+// returns a Manager for cfg. What needs running bubblewrap (its version)
+// and the check against the sandbox's own writable paths come with the
+// first command: srt runs no program before it has checked that no
+// sandbox under these settings could have planted it.
 func New(cfg *settings.Config, opts Options) (*Manager, error) {
 	if cfg == nil {
 		return nil, fmt.Errorf("sandbox: nil config: %w", ErrInvalidConfig)
@@ -88,14 +107,22 @@ func New(cfg *settings.Config, opts Options) (*Manager, error) {
 			p.Release()
 		}
 	}()
-	info, err := bwrap.Locate(cfg.BwrapPath)
+	info, err := bwrap.Find(cfg.BwrapPath)
 	if err != nil {
+		return nil, err
+	}
+	bwrapFix := bwrapFix(cfg.BwrapPath)
+	if _, err := (hostProgram{"bwrap", info.Path, bwrapFix}).resolve(); err != nil {
 		return nil, err
 	}
 	if err := bwrap.CheckEnvironment(); err != nil {
 		return nil, err
 	}
 	if err := checkArch(cfg); err != nil {
+		return nil, err
+	}
+	kernel := probeKernel()
+	if err := checkLayers(cfg, kernel, os.Getuid()); err != nil {
 		return nil, err
 	}
 	shellName := opts.Shell
@@ -109,12 +136,12 @@ func New(cfg *settings.Config, opts Options) (*Manager, error) {
 	for _, ig := range cfg.Ignored {
 		opts.Logger.Debug().Msgf("setting %s has no effect on Linux, ignored", ig)
 	}
-	initExe := opts.InitExecutable
+	initExe, initFix := opts.InitExecutable, fmt.Sprintf(fixConfigured, "InitExecutable")
 	if initExe == "" {
-		initExe = findInit()
+		initExe, initFix = findInit(), fixBeside
 	}
-	opts.Logger.Debug().Str("bwrap", info.Path).Str("version", info.Version.String()).Str("init", initExe).Msg("sandbox ready")
-	m := &Manager{opts: opts, bwrap: info, shell: shell, cfg: cfg, initExe: initExe}
+	opts.Logger.Debug().Str("bwrap", info.Path).Str("init", initExe).Msg("sandbox ready")
+	m := &Manager{opts: opts, bwrap: info, bwrapFix: bwrapFix, shell: shell, cfg: cfg, initExe: initExe, initFix: initFix, kernel: kernel}
 	m.net.ext = externalOf(&cfg.Network)
 	if m.net.ext.ownProxy() {
 		m.net.token = newToken()
@@ -151,7 +178,7 @@ func (m *Manager) Close() error {
 	}
 	// After the proxy: the bundle is gone only once nothing serves it.
 	if f := m.net.trust.Load(); f != nil {
-		os.RemoveAll(f.dir)
+		placeholders.RemoveRunDir(f.dir)
 	}
 	return err
 }
@@ -221,4 +248,24 @@ func (m *Manager) UpdateConfig(cfg *settings.Config) error {
 }
 
 // Diagnose explains why bubblewrap failed to build a sandbox.
-func (m *Manager) Diagnose() error { return bwrap.Diagnose(m.bwrap) }
+func (m *Manager) Diagnose() error {
+	m.bwrapMu.Lock()
+	info := m.bwrapChecked
+	m.bwrapMu.Unlock()
+	if info.Path == "" {
+		return nil // no command ran: bubblewrap has not failed
+	}
+	return bwrap.Diagnose(info)
+}
+
+// settingsFiles are the settings files every sandbox must leave alone:
+// Options.SettingsFiles and the default file in home, made absolute.
+func (m *Manager) settingsFiles(home string) []string {
+	out := []string{settings.DefaultPath(home)}
+	for _, f := range m.opts.SettingsFiles {
+		if abs, err := filepath.Abs(f); err == nil {
+			out = append(out, abs)
+		}
+	}
+	return out
+}

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -19,6 +17,7 @@ import (
 	"github.com/srt-sandbox/decider/engine"
 	"github.com/srt-sandbox/decider/policy"
 	"github.com/srt-sandbox/srt/internal/egress"
+	"github.com/srt-sandbox/srt/internal/placeholders"
 	"github.com/srt-sandbox/srt/internal/plan"
 	"github.com/srt-sandbox/srt/settings"
 )
@@ -138,11 +137,11 @@ func (m *Manager) egress() (*egress.Egress, error) {
 		relayOnly := !m.net.ext.ownProxy()
 		decider := ""
 		if !relayOnly {
-			if decider, m.net.err = companion(m.opts.DeciderExecutable, "decider"); m.net.err != nil {
+			if decider, m.net.err = startProgram(m.opts.DeciderExecutable, "decider", "DeciderExecutable"); m.net.err != nil {
 				return
 			}
 		}
-		proxy, err := companion(m.opts.ProxyExecutable, "srt-proxy")
+		proxy, err := startProgram(m.opts.ProxyExecutable, "srt-proxy", "ProxyExecutable")
 		if err != nil {
 			m.net.err = err
 			return
@@ -169,7 +168,7 @@ func (m *Manager) egress() (*egress.Egress, error) {
 		if err != nil {
 			m.net.err = startError(err)
 			if trust != nil {
-				os.RemoveAll(trust.dir)
+				placeholders.RemoveRunDir(trust.dir)
 			}
 			return
 		}
@@ -293,27 +292,6 @@ func cutReason(s string) string {
 		s = string(utf16.Decode(u))
 	}
 	return strings.TrimSpace(s)
-}
-
-// companion finds a program srt runs beside itself: configured, beside
-// this program's executable, or on PATH.
-func companion(configured, name string) (string, error) {
-	if configured != "" {
-		return configured, nil
-	}
-	if exe, err := os.Executable(); err == nil {
-		if exe, err = filepath.EvalSymlinks(exe); err == nil {
-			p := filepath.Join(filepath.Dir(exe), name)
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
-				return p, nil
-			}
-		}
-	}
-	p, err := exec.LookPath(name)
-	if err != nil {
-		return "", fmt.Errorf("the network proxy needs %s, installed beside srt or on PATH (scripts/install installs it): %w", name, ErrMissingDependency)
-	}
-	return p, nil
 }
 
 // serveListeners hands the sandbox's listening sockets to the proxy the

@@ -23,6 +23,10 @@ type Config struct {
 	BwrapPath                 string
 	GitSafeDirectories        []string
 
+	// RequireLandlock refuses to run a command without Landlock's write
+	// limit (on a kernel without Landlock) instead of warning.
+	RequireLandlock bool
+
 	// Ignored lists the keys that were accepted but have no effect on Linux
 	// (macOS and Windows settings, and settings of the reference's own helper
 	// programs), as dotted paths, so callers can say so in debug output.

@@ -22,6 +22,7 @@ func (c *checker) topFields(cfg *Config, root *value) []field {
 		}},
 		{name: "enableWeakerNestedSandbox", check: func(p path, v *value) { cfg.EnableWeakerNestedSandbox, _ = c.boolean(p, v) }},
 		{name: "allowNestedUserNamespaces", check: func(p path, v *value) { cfg.AllowNestedUserNamespaces, _ = c.boolean(p, v) }},
+		{name: "requireLandlock", check: func(p path, v *value) { c.requireLandlock(p, v, cfg, root) }},
 		{name: "enableWeakerNetworkIsolation", ignored: "macOS only", check: func(p path, v *value) { c.boolean(p, v) }},
 		{name: "allowAppleEvents", ignored: "macOS only", check: func(p path, v *value) { c.boolean(p, v) }},
 		{name: "allowPty", ignored: "macOS only", check: func(p path, v *value) { c.boolean(p, v) }},

@@ -14,6 +14,7 @@ import (
 	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 
+	"github.com/srt-sandbox/srt/internal/placeholders"
 	"github.com/srt-sandbox/srt/internal/version"
 	"github.com/srt-sandbox/srt/sandbox"
 	"github.com/srt-sandbox/srt/settings"
@@ -155,7 +156,7 @@ func runCommand(ctx *cli.Context, stderr io.Writer, signals *signals) (int, erro
 		}
 		path = settings.DefaultPath(home)
 	}
-	cfg, found, err := settings.Load(path, explicit)
+	cfg, found, err := loadSettings(path, explicit)
 	if err != nil {
 		return exitFailure, err
 	}
@@ -179,7 +180,7 @@ func runCommand(ctx *cli.Context, stderr io.Writer, signals *signals) (int, erro
 			return exitFailure, err
 		}
 	}
-	opts := sandbox.Options{Logger: log, Warnings: stderr, Debug: os.Getenv("SRT_DEBUG") != ""}
+	opts := sandbox.Options{Logger: log, Warnings: stderr, Debug: os.Getenv("SRT_DEBUG") != "", SettingsFiles: []string{path}}
 	if vout != nil {
 		opts.OnViolation = vout.write
 	}
@@ -313,4 +314,17 @@ func signalName(s os.Signal) string {
 		}
 	}
 	return s.String()
+}
+
+// loadSettings is settings.Load, except that an empty default file which
+// is a live sandbox's placeholder (srt keeps a sandbox from creating
+// ~/.srt-settings.json by putting one there while it runs) reads as no
+// file, as it was before that sandbox started.
+func loadSettings(path string, explicit bool) (*settings.Config, bool, error) {
+	if !explicit {
+		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && fi.Size() == 0 && placeholders.Held(path) {
+			return settings.Default(), false, nil
+		}
+	}
+	return settings.Load(path, explicit)
 }

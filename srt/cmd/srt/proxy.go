@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"syscall"
 
+	"github.com/srt-sandbox/srt/internal/hostexec"
 	"github.com/srt-sandbox/srt/internal/version"
 )
 
@@ -26,7 +27,14 @@ func runProxy(args []string, stdout, stderr io.Writer) int {
 			return 0
 		}
 	}
-	p, err := proxyProgram()
+	p, fix, err := proxyProgram()
+	if err == nil {
+		// Only a program no other user could have put there or changed.
+		var prog *hostexec.Program
+		if prog, err = hostexec.Resolve("srt-proxy", p, fix, os.Getuid()); err == nil {
+			p = prog.Real
+		}
+	}
 	if err != nil {
 		fmt.Fprintf(stderr, "srt proxy: %v\n", err)
 		return exitFailure
@@ -37,19 +45,20 @@ func runProxy(args []string, stdout, stderr io.Writer) int {
 }
 
 // proxyProgram finds srt-proxy beside this program's executable, else on
-// PATH.
-func proxyProgram() (string, error) {
+// PATH; with the fix a refusal of it suggests.
+func proxyProgram() (path, fix string, err error) {
 	if exe, err := os.Executable(); err == nil {
 		if exe, err = filepath.EvalSymlinks(exe); err == nil {
 			p := filepath.Join(filepath.Dir(exe), "srt-proxy")
 			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
-				return p, nil
+				return p, "install srt and srt-proxy in a directory only root or you can write", nil
 			}
 		}
 	}
 	p, err := exec.LookPath("srt-proxy")
 	if err != nil {
-		return "", fmt.Errorf("srt-proxy is not installed beside srt or on PATH; scripts/install installs it")
+		return "", "", fmt.Errorf("srt-proxy is not installed beside srt or on PATH; scripts/install installs it")
 	}
-	return p, nil
+	p, err = filepath.Abs(p)
+	return p, "install srt-proxy beside srt, or take that directory off PATH", err
 }

@@ -41,16 +41,20 @@ type Info struct {
 
 const installHint = "install it (Debian/Ubuntu: apt-get install bubblewrap; Fedora: dnf install bubblewrap; Arch: pacman -S bubblewrap)"
 
-// Locate finds bubblewrap: configured (bwrapPath; no PATH fallback) or
-// "bwrap" on PATH, and checks that it is recent enough.
-func Locate(configured string) (Info, error) {
+// Find finds bubblewrap without running it: configured (bwrapPath; no
+// PATH fallback) or "bwrap" on PATH. Whether srt may run what it found is
+// for the caller to check (srt/internal/hostexec) before CheckVersion
+// runs it.
+func Find(configured string) (Info, error) {
 	p := configured
 	if p == "" {
 		found, err := exec.LookPath("bwrap")
 		if err != nil {
 			return Info{}, fmt.Errorf("bubblewrap (bwrap) is not installed or not on PATH; %s: %w", installHint, ErrMissing)
 		}
-		p = found
+		if p, err = filepath.Abs(found); err != nil {
+			return Info{}, err
+		}
 	}
 	fi, err := os.Stat(p)
 	if err != nil {
@@ -59,15 +63,23 @@ func Locate(configured string) (Info, error) {
 	if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
 		return Info{}, fmt.Errorf("bubblewrap (bwrap) is not executable at %s: %w", p, ErrMissing)
 	}
-	info := Info{Path: p, Setuid: fi.Mode()&os.ModeSetuid != 0}
-	info.Version, err = version(p, fi)
+	return Info{Path: p, Setuid: fi.Mode()&os.ModeSetuid != 0}, nil
+}
+
+// CheckVersion runs `bwrap --version` (or reads the answer cached for this
+// very binary) and refuses a bubblewrap older than MinVersion.
+func CheckVersion(info *Info) error {
+	fi, err := os.Stat(info.Path)
 	if err != nil {
-		return Info{}, err
+		return fmt.Errorf("bubblewrap at %s cannot be used: %v: %w", info.Path, err, ErrMissing)
+	}
+	if info.Version, err = version(info.Path, fi); err != nil {
+		return err
 	}
 	if info.Version.Less(MinVersion) {
-		return Info{}, fmt.Errorf("bubblewrap %s at %s is older than %s, the oldest srt supports; upgrade it: %w", info.Version, p, MinVersion, ErrMissing)
+		return fmt.Errorf("bubblewrap %s at %s is older than %s, the oldest srt supports; upgrade it: %w", info.Version, info.Path, MinVersion, ErrMissing)
 	}
-	return info, nil
+	return nil
 }
 
 // cacheKey identifies one bubblewrap binary: a changed binary is checked
@@ -125,9 +137,17 @@ func version(p string, fi os.FileInfo) (Version, error) {
 	}
 	if cacheFile != "" {
 		os.MkdirAll(filepath.Dir(cacheFile), 0o700)
+		// The cache may be where a sandbox can write (allowWrite "~"): a
+		// fresh file only (O_EXCL, never through a planted symlink), renamed
+		// over the old one (a rename replaces a symlink, never follows it).
 		tmp := cacheFile + ".tmp" + strconv.Itoa(os.Getpid())
-		if os.WriteFile(tmp, []byte(key+"\tversion="+v.String()+"\n"), 0o600) == nil {
-			os.Rename(tmp, cacheFile)
+		if f, err := os.OpenFile(tmp, os.O_WRONLY|os.O_CREATE|os.O_EXCL|syscall.O_NOFOLLOW, 0o600); err == nil {
+			_, werr := f.WriteString(key + "\tversion=" + v.String() + "\n")
+			if f.Close() == nil && werr == nil {
+				os.Rename(tmp, cacheFile)
+			} else {
+				os.Remove(tmp)
+			}
 		}
 	}
 	return v, nil

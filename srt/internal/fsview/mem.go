@@ -5,6 +5,7 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -24,11 +25,11 @@ type memNode struct {
 }
 
 // NewMem builds a tree from a spec: each key is an absolute path; a value of
-// "dir" makes a directory, "file" an empty regular file, "text T" a regular
-// file holding T, "links N" an empty
-// regular file with N hard links, "-> T" a symlink to T, and "unreadable" a
-// directory whose listing fails with EACCES. Parents are created as
-// directories.
+// "dir" makes a directory, "file" an empty regular file (mode 0644, or the
+// octal mode given: "file 0200"), "text T" a regular file holding T, "links
+// N" an empty regular file with N hard links, "-> T" a symlink to T, and
+// "unreadable" a directory whose listing fails with EACCES. Parents are
+// created as directories.
 func NewMem(spec map[string]string) *Mem {
 	m := &Mem{nodes: map[string]memNode{"/": {mode: fs.ModeDir | 0o755}}}
 	keys := make([]string, 0, len(spec))
@@ -60,6 +61,12 @@ func NewMem(spec map[string]string) *Mem {
 				panic("fsview.NewMem: bad spec value " + v)
 			}
 			m.nodes[p] = memNode{mode: 0o644, stat: st}
+		case strings.HasPrefix(v, "file 0"):
+			mode, err := strconv.ParseUint(strings.TrimPrefix(v, "file "), 8, 12)
+			if err != nil {
+				panic("fsview.NewMem: bad mode in " + v)
+			}
+			m.nodes[p] = memNode{mode: fs.FileMode(mode)}
 		case strings.HasPrefix(v, "-> "):
 			m.nodes[p] = memNode{mode: fs.ModeSymlink | 0o777, target: strings.TrimPrefix(v, "-> ")}
 		default:

@@ -16,14 +16,18 @@ import (
 // then Landlock, then seccomp (last, so that the calls the first two need
 // are not filtered). Any failure is fatal: the command never runs with less
 // than it was promised. The one exception is a kernel without Landlock,
-// which is said on the debug output; the mount rules still hold there.
+// which is said on the debug output (srt warned on the host already; the
+// mount rules still hold there), unless requireLandlock makes it fatal.
 func restrict(spec Spec) error {
 	if err := unix.Prctl(unix.PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0); err != nil {
 		return fmt.Errorf("no_new_privs: %w", err)
 	}
 	// A new, empty session keyring: the caller's (Kerberos ticket caches,
 	// tool tokens) is inherited otherwise, and keyrings are not files that
-	// a mount could hide.
+	// a mount could hide. The seccomp filter below refuses every keyring
+	// call anyway (the caller's user keyring is found by uid, which no new
+	// session keyring hides); this keeps the session keyring away on an
+	// architecture srt has no filter for.
 	// Credentials are per thread: this thread (locked by run, and the one
 	// that starts the command) joins the new keyring, and the command
 	// inherits it.
@@ -38,12 +42,19 @@ func restrict(spec Spec) error {
 		// Only this thread: it is locked and starts the command, which
 		// inherits the domain; the init stage's other threads run only its
 		// own code (and every thread gets the seccomp filter below).
-		abi, skipped, err := landlock.Restrict(landlock.Rules{WritePaths: spec.WritePaths, ScopeAbstractUnix: true, ThisThread: true})
+		// With LandlockScopeOnly mounts stay possible
+		// (allowNestedUserNamespaces).
+		abi, skipped, err := landlock.Restrict(landlock.Rules{WritePaths: spec.WritePaths, ScopeAbstractUnix: true,
+			ScopesOnly: spec.LandlockScopeOnly, ThisThread: true})
 		switch {
+		case errors.Is(err, landlock.ErrUnsupported) && spec.RequireLandlock:
+			return fmt.Errorf("requireLandlock is set, and %w", err)
 		case errors.Is(err, landlock.ErrUnsupported):
 			debug("Landlock is not available on this kernel (%v); writes are limited by the mount rules alone", err)
 		case err != nil:
 			return fmt.Errorf("landlock: %w", err)
+		case spec.LandlockScopeOnly:
+			debug("Landlock ABI %d: abstract Unix sockets scoped (from ABI 6); writes are not limited by Landlock (allowNestedUserNamespaces)", abi)
 		default:
 			debug("Landlock ABI %d: writes allowed only beneath %s", abi, strings.Join(spec.WritePaths, ", "))
 			if len(skipped) > 0 {
@@ -51,10 +62,12 @@ func restrict(spec Spec) error {
 			}
 		}
 	}
-	// Terminal input injection (TIOCSTI, TIOCLINUX) is refused always, so
-	// there is always a filter where the architecture has one.
+	// Terminal input injection (TIOCSTI, TIOCLINUX), the keyrings and
+	// set-id files are refused always, so there is always a filter where
+	// the architecture has one.
 	if arch, ok := seccomp.Native(); ok {
-		prog, err := seccomp.Build(arch, seccomp.Options{BlockUnixSockets: spec.BlockUnixSockets, BlockNamespaces: spec.BlockNamespaces, BlockTerminalInjection: true})
+		prog, err := seccomp.Build(arch, seccomp.Options{BlockUnixSockets: spec.BlockUnixSockets, BlockNamespaces: spec.BlockNamespaces,
+			BlockTerminalInjection: true, BlockKeyrings: true, BlockSetID: true})
 		if err != nil {
 			return err
 		}

@@ -38,16 +38,26 @@ var ExePath = "/proc/self/fd/" + strconv.Itoa(ExeFD)
 // Spec is what the init stage applies to itself, and so to everything it
 // starts, before it starts the command.
 type Spec struct {
-	// BlockUnixSockets refuses socket(AF_UNIX) and socket(AF_VSOCK), and
-	// io_uring (seccomp).
+	// BlockUnixSockets refuses socket(AF_UNIX), socket(AF_VSOCK) and
+	// datagram socketpair(AF_UNIX) (seccomp). io_uring, the keyrings and
+	// set-id modes are refused always.
 	BlockUnixSockets bool
 	// BlockNamespaces refuses new user and mount namespaces, setns and
 	// every mount system call (seccomp).
 	BlockNamespaces bool
 	// Landlock limits writes to beneath WritePaths, where the kernel has
-	// Landlock.
+	// Landlock, and refuses connecting to abstract Unix sockets bound
+	// outside the sandbox (Landlock ABI 6+).
 	Landlock   bool
 	WritePaths []string
+	// LandlockScopeOnly, with Landlock, applies the abstract-socket scope
+	// alone and no write limit (WritePaths are ignored): a nested sandbox
+	// cannot live under Landlock's write limit, which forbids changing
+	// mounts (allowNestedUserNamespaces).
+	LandlockScopeOnly bool
+	// RequireLandlock makes a kernel without Landlock fatal
+	// (requireLandlock) rather than a debug line.
+	RequireLandlock bool
 	// Listen are the TCP addresses ("127.0.0.1:3128") to listen on inside
 	// the sandbox's network namespace; the listening sockets go to srt.
 	// An IPv6 address the namespace lacks is skipped.
@@ -73,6 +83,12 @@ func Args(s Spec, command []string) []string {
 		for _, p := range s.WritePaths {
 			a = append(a, "-write", p)
 		}
+		if s.LandlockScopeOnly {
+			a = append(a, "-landlock-scope-only")
+		}
+	}
+	if s.RequireLandlock {
+		a = append(a, "-require-landlock")
 	}
 	for _, l := range s.Listen {
 		a = append(a, "-listen", l)
@@ -97,6 +113,10 @@ func parseArgs(args []string) (Spec, []string, error) {
 			s.BlockNamespaces = true
 		case "-landlock":
 			s.Landlock = true
+		case "-landlock-scope-only":
+			s.LandlockScopeOnly = true
+		case "-require-landlock":
+			s.RequireLandlock = true
 		case "-write", "-listen", "-devnull-fd":
 			if i+1 == len(args) {
 				return s, nil, errors.New(args[i] + " needs a value")

@@ -20,7 +20,10 @@
 // write path (only the file rights when the path is a file). Reading and
 // executing are left unhandled, so they stay allowed everywhere. Rights a
 // kernel's ABI lacks cannot be enforced there; Restrict returns the ABI it
-// used so the caller can report that.
+// used so the caller can report that. With Rules.ScopesOnly the filesystem
+// is not handled at all: only the scopes apply, and the process may still
+// change mounts, which Landlock refuses to any domain that handles the
+// filesystem (a nested sandbox needs that).
 //
 // Threads. Landlock restricts a thread and the threads and processes it
 // creates afterwards. A Go program has many threads and any one may fork the

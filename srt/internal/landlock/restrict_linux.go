@@ -22,6 +22,13 @@ type Rules struct {
 	// ScopeAbstractUnix refuses connecting to abstract Unix sockets bound
 	// outside the domain (ABI 6).
 	ScopeAbstractUnix bool
+	// ScopesOnly applies the scopes and leaves the filesystem unhandled:
+	// WritePaths are ignored, every write stays allowed, and so do mount
+	// changes (Landlock refuses mount(2), umount(2), pivot_root(2) and the
+	// new mount API only to a domain that handles filesystem access), which
+	// a nested sandbox (bubblewrap) needs. Before ABI 6 there are no scopes:
+	// Restrict then restricts nothing, and the ABI it returns says so.
+	ScopesOnly bool
 	// ThisThread restricts only the calling thread (and what it starts
 	// from now on), for a caller that has locked its goroutine to the
 	// thread that will start the restricted program: restricting every
@@ -46,6 +53,7 @@ type pathBeneathAttr struct {
 // Restrict applies r to every thread of the process and to everything they
 // start from now on. It returns the Landlock ABI it used and the write paths
 // it skipped because they do not exist. Scopes are applied only when abi >= 6.
+// With r.ScopesOnly and abi < 6 nothing is applied.
 // On any error nothing has been restricted, except that no_new_privs may
 // already be set.
 func Restrict(r Rules) (abi int, skipped []string, err error) {
@@ -54,6 +62,13 @@ func Restrict(r Rules) (abi int, skipped []string, err error) {
 		return 0, nil, err
 	}
 	attr := rulesetAttr{handledFS: handledAccess(abi), scoped: scopes(abi, r)}
+	writePaths := r.WritePaths
+	if r.ScopesOnly {
+		attr.handledFS, writePaths = 0, nil
+		if attr.scoped == 0 {
+			return abi, nil, nil // an empty ruleset is refused (ENOMSG)
+		}
+	}
 	// A kernel whose struct is shorter accepts ours: the fields it lacks are zero.
 	fd, _, errno := unix.Syscall(unix.SYS_LANDLOCK_CREATE_RULESET,
 		uintptr(unsafe.Pointer(&attr)), unsafe.Sizeof(attr), 0)
@@ -61,7 +76,7 @@ func Restrict(r Rules) (abi int, skipped []string, err error) {
 		return abi, nil, fmt.Errorf("landlock: create ruleset: %w", errno)
 	}
 	defer unix.Close(int(fd))
-	for _, p := range r.WritePaths {
+	for _, p := range writePaths {
 		added, err := allowPath(int(fd), p, abi)
 		if err != nil {
 			return abi, nil, err

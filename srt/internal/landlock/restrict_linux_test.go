@@ -26,7 +26,11 @@ const (
 )
 
 func TestMain(m *testing.M) {
-	if role := os.Getenv(childEnv); role != "" {
+	switch role := os.Getenv(childEnv); role {
+	case "":
+	case mountRole:
+		os.Exit(mountChild())
+	default:
 		os.Exit(child(role))
 	}
 	os.Exit(m.Run())
@@ -49,7 +53,11 @@ func child(role string) int {
 	parkThreads(4)
 	var r Rules
 	list := bareProbes
-	if role == "restrict" {
+	switch role {
+	case "scopes":
+		list = scopeProbes
+		r = Rules{WritePaths: []string{e.in}, ScopeAbstractUnix: true, ScopesOnly: true}
+	case "restrict":
 		list = probes
 		r = Rules{
 			WritePaths: []string{
@@ -84,6 +92,7 @@ var bareProbes = []probe{
 	{"read file", ok, func(e env) string { _, err := os.ReadFile(e.i("file")); return errName(err) }},
 	{"kill(parent, 0) without ScopeSignals", ok, func(env) string { return errName(unix.Kill(os.Getppid(), 0)) }},
 	{"connect to abstract socket without ScopeAbstractUnix", ok, func(e env) string { return connectAbstract(e.abstract) }},
+	{"mount tmpfs in a namespace of its own", []string{"EPERM"}, func(e env) string { return mountInOwnNamespace(e.in) }},
 }
 
 func TestRestrictInChild(t *testing.T) {

@@ -4,9 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+
+	"golang.org/x/sys/unix"
 )
 
 // entry is one placeholder a run uses.
@@ -25,37 +26,53 @@ type journal struct {
 	PID       int     `json:"pid"`
 	StartTime uint64  `json:"start"` // /proc/<pid>/stat field 22, so a reused pid is not mistaken for us
 	Entries   []entry `json:"entries"`
-	file      string
+	name      string  // in the state directory
 }
 
-func journalName(dir string, pid int, start uint64, seq int) string {
-	return filepath.Join(dir, fmt.Sprintf("run-%d-%d-%d.json", pid, start, seq))
+// maxJournal bounds what srt reads of one journal: a run's placeholders
+// are a few hundred paths at most.
+const maxJournal = 16 << 20
+
+func journalName(pid int, start uint64, seq int) string {
+	return fmt.Sprintf("run-%d-%d-%d.json", pid, start, seq)
 }
 
-func (j *journal) write() error {
+func isJournal(name string) bool {
+	return strings.HasPrefix(name, "run-") && strings.HasSuffix(name, ".json")
+}
+
+func (j *journal) write(d *stateDir) error {
 	data, err := json.Marshal(j)
 	if err != nil {
 		return err
 	}
-	tmp := j.file + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o600); err != nil {
-		return err
-	}
-	return os.Rename(tmp, j.file)
+	return d.writeFile(j.name, data)
 }
 
-// readJournals loads every journal in dir.
-func readJournals(dir string) []*journal {
-	names, _ := filepath.Glob(filepath.Join(dir, "run-*.json"))
+// readJournals loads every journal in the state directory. Only a regular
+// file of the caller's is a journal: anything else under a journal's name
+// (a symlink, another user's file) was not written by srt and is removed
+// unread (unlinking never follows it).
+func readJournals(d *stateDir) []*journal {
+	names, _ := d.names()
 	var out []*journal
 	for _, n := range names {
-		data, err := os.ReadFile(n)
+		if !isJournal(n) {
+			continue
+		}
+		data, err := d.readFile(n, maxJournal)
+		if err == errUntrustedEntry || err == unix.ELOOP {
+			if st, err := d.lstat(n); err == nil && st.Mode&unix.S_IFMT != unix.S_IFDIR {
+				d.remove(n)
+			}
+			continue
+		}
 		if err != nil {
 			continue
 		}
-		j := &journal{file: n}
+		j := &journal{name: n}
 		if json.Unmarshal(data, j) != nil {
-			os.Remove(n) // a torn write of a journal whose writer died mid-way
+			d.remove(n) // a torn write of a journal whose writer died mid-way
 			continue
 		}
 		out = append(out, j)

@@ -5,10 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
-	"syscall"
 
 	"golang.org/x/sys/unix"
 )
@@ -26,7 +24,7 @@ type Want struct {
 // Registry coordinates placeholders between srt processes (through the
 // state directory) and between the commands of one process.
 type Registry struct {
-	dir   string
+	dir   *stateDir
 	start uint64
 	mu    sync.Mutex
 	seq   int
@@ -35,15 +33,16 @@ type Registry struct {
 // Open opens the registry in the state directory and cleans up after runs
 // that died without doing so themselves.
 func Open() (*Registry, error) {
-	dir, err := StateDir()
+	d, err := openState(true)
 	if err != nil {
 		return nil, err
 	}
 	st, err := startTime(os.Getpid())
 	if err != nil {
+		d.close()
 		return nil, err
 	}
-	r := &Registry{dir: dir, start: st}
+	r := &Registry{dir: d, start: st}
 	r.sweep()
 	return r, nil
 }
@@ -51,23 +50,24 @@ func Open() (*Registry, error) {
 // sweep collects, under the lock, the journals of dead processes, and
 // removes their run directories (MakeRunDir).
 func (r *Registry) sweep() {
-	ents, err := os.ReadDir(r.dir)
+	names, err := r.dir.names()
 	if err != nil {
 		return
 	}
 	deadJournal := false
-	for _, e := range ents {
+	for _, name := range names {
 		var pid int
 		var start uint64
-		name := e.Name()
 		switch {
 		case strings.HasPrefix(name, "run-"):
 			if _, err := fmt.Sscanf(name, "run-%d-%d-", &pid, &start); err == nil && !alive(pid, start) {
 				deadJournal = true
 			}
-		case e.IsDir():
+		default:
 			if pid, start, ok := isRunDir(name); ok && !alive(pid, start) {
-				os.RemoveAll(filepath.Join(r.dir, name)) // nothing in it is shared: no lock needed
+				if st, err := r.dir.lstat(name); err == nil && ours(st, unix.S_IFDIR) {
+					removeTree(r.dir.fd, name) // nothing in it is shared: no lock needed
+				}
 			}
 		}
 	}
@@ -90,12 +90,27 @@ type Claim struct {
 
 // lock takes the registry's cross-process lock.
 func (r *Registry) lock() (func(), error) {
-	f, err := os.OpenFile(filepath.Join(r.dir, "lock"), os.O_RDWR|os.O_CREATE|unix.O_CLOEXEC, 0o600)
+	fd, err := unix.Openat(r.dir.fd, "lock", unix.O_RDWR|unix.O_CREAT|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0o600)
+	var st unix.Stat_t
+	if err == nil {
+		if err = unix.Fstat(fd, &st); err == nil && !ours(st, unix.S_IFREG) {
+			err = errUntrustedEntry
+		}
+		if err != nil {
+			unix.Close(fd)
+		}
+	}
+	if err == unix.ELOOP || err == errUntrustedEntry {
+		// srt makes the lock a plain file of its own; anything else was
+		// planted. Do not use it, and say so: it is a sign of an attack.
+		return nil, fmt.Errorf("%s/lock is not a regular file of uid %d, so srt did not make it; something else wrote in srt's state directory: remove the directory", r.dir.path, os.Getuid())
+	}
 	if err != nil {
 		return nil, err
 	}
+	f := os.NewFile(uintptr(fd), "lock")
 	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		err = unix.Flock(fd, unix.LOCK_EX)
 		if err != unix.EINTR {
 			break
 		}
@@ -121,7 +136,7 @@ func (r *Registry) Acquire(wants []Want) (*Claim, error) {
 	all := readJournals(r.dir)
 	r.collect(all)
 	r.seq++
-	j := &journal{PID: os.Getpid(), StartTime: r.start, file: journalName(r.dir, os.Getpid(), r.start, r.seq)}
+	j := &journal{PID: os.Getpid(), StartTime: r.start, name: journalName(os.Getpid(), r.start, r.seq)}
 	known := map[string]entry{}
 	for _, o := range all {
 		if o.alive() {
@@ -134,7 +149,7 @@ func (r *Registry) Acquire(wants []Want) (*Claim, error) {
 	for _, w := range wants {
 		j.Entries = append(j.Entries, entry{Path: w.Path, Dir: w.Dir, Content: w.Content})
 	}
-	if err := j.write(); err != nil {
+	if err := j.write(r.dir); err != nil {
 		return nil, fmt.Errorf("placeholder registry: %w", err)
 	}
 	c := &Claim{r: r, j: j}
@@ -144,19 +159,23 @@ func (r *Registry) Acquire(wants []Want) (*Claim, error) {
 			kept = append(kept, k) // another live run's placeholder: share it
 			continue
 		}
-		if err := create(e); err != nil {
+		id, err := create(e.Path, e.Dir, e.Content)
+		if errors.Is(err, errParentMoved) {
+			j.Entries = kept
+			j.write(r.dir)
+			return c, fmt.Errorf("placeholder registry: %w", err)
+		}
+		if err != nil {
 			if !errors.Is(err, fs.ErrExist) {
 				c.Missing = append(c.Missing, e.Path)
 			}
 			continue // a real file appeared meanwhile: it is protected, and not ours
 		}
-		if id, ok := identity(e.Path); ok {
-			e.Dev, e.Ino = id.Dev, id.Ino
-			kept = append(kept, e)
-		}
+		e.Dev, e.Ino = id.Dev, id.Ino
+		kept = append(kept, e)
 	}
 	j.Entries = kept
-	return c, j.write()
+	return c, j.write(r.dir)
 }
 
 // Release ends the run's claim: it removes the placeholders no other live
@@ -174,7 +193,7 @@ func (c *Claim) Release() error {
 	all := readJournals(r.dir)
 	inUse := map[string]bool{}
 	for _, o := range all {
-		if o.file != c.j.file && o.alive() {
+		if o.name != c.j.name && o.alive() {
 			for _, e := range o.Entries {
 				inUse[e.Path] = true
 			}
@@ -188,7 +207,7 @@ func (c *Claim) Release() error {
 			}
 		}
 	}
-	if err := os.Remove(c.j.file); err != nil {
+	if err := r.dir.remove(c.j.name); err != nil {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
@@ -213,74 +232,6 @@ func (r *Registry) collect(all []*journal) {
 				removeIfOurs(e)
 			}
 		}
-		os.Remove(j.file)
+		r.dir.remove(j.name)
 	}
-}
-
-func create(e entry) error {
-	if e.Dir {
-		return os.Mkdir(e.Path, 0o755)
-	}
-	f, err := os.OpenFile(e.Path, os.O_CREATE|os.O_EXCL|os.O_WRONLY|unix.O_NOFOLLOW, 0o644)
-	if err != nil {
-		return err
-	}
-	_, err = f.WriteString(e.Content)
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-type fileID struct{ Dev, Ino uint64 }
-
-func identity(p string) (fileID, bool) {
-	fi, err := os.Lstat(p)
-	if err != nil {
-		return fileID{}, false
-	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return fileID{}, false
-	}
-	return fileID{Dev: uint64(st.Dev), Ino: st.Ino}, true
-}
-
-func sameFile(p string, e entry) bool {
-	id, ok := identity(p)
-	return ok && e.Ino != 0 && id.Dev == e.Dev && id.Ino == e.Ino
-}
-
-// removeIfOurs removes a placeholder only while it is still the file (with
-// the content srt wrote) or the empty directory srt created: anything else
-// is the user's now.
-func removeIfOurs(e entry) error {
-	if !sameFile(e.Path, e) {
-		return nil
-	}
-	fi, err := os.Lstat(e.Path)
-	if err != nil {
-		return nil
-	}
-	if e.Dir {
-		if !fi.IsDir() {
-			return nil
-		}
-		if err := os.Remove(e.Path); err != nil && !errors.Is(err, syscall.ENOTEMPTY) && !errors.Is(err, syscall.EEXIST) {
-			return fmt.Errorf("removing placeholder %s: %w", e.Path, err)
-		}
-		return nil
-	}
-	if !fi.Mode().IsRegular() || fi.Size() != int64(len(e.Content)) {
-		return nil
-	}
-	if e.Content != "" {
-		if data, err := os.ReadFile(e.Path); err != nil || string(data) != e.Content {
-			return nil
-		}
-	}
-	if err := os.Remove(e.Path); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("removing placeholder %s: %w", e.Path, err)
-	}
-	return nil
 }

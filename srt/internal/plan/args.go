@@ -23,10 +23,25 @@ func (p *Plan) BwrapArgs(initExe string) (options, command []string) {
 		a = append(a, "--ro-bind", "/", "/")
 	}
 	a = append(a, "--dev", "/dev")
-	if p.ProcBind {
+	switch {
+	case p.ProcBind && p.ProcReadOnly:
+		a = append(a, "--ro-bind", "/proc", "/proc")
+	case p.ProcBind:
 		a = append(a, "--bind", "/proc", "/proc")
-	} else {
+	default:
 		a = append(a, "--proc", "/proc")
+	}
+	for _, m := range p.Kernel {
+		switch m.View {
+		case HostRO:
+			// -try: an entry a module took away since the plan covers nothing
+			a = append(a, "--ro-bind-try", m.Path, m.Path)
+		case NullFile:
+			a = append(a, "--ro-bind", "/dev/null", m.Path)
+		}
+	}
+	if p.ProcReadOnly && !p.ProcBind {
+		a = append(a, "--remount-ro", "/proc")
 	}
 	for _, m := range p.Mounts {
 		switch m.View {
@@ -39,6 +54,9 @@ func (p *Plan) BwrapArgs(initExe string) (options, command []string) {
 		case NullFile:
 			a = append(a, "--ro-bind", "/dev/null", m.Path)
 		}
+	}
+	if p.ProcReadOnly && !p.ProcBind {
+		a = append(a, "--remount-ro", "/proc")
 	}
 	for _, h := range p.Helpers {
 		a = append(a, "--ro-bind", h, h)

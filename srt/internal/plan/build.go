@@ -48,11 +48,21 @@ func Build(in Input) (*Plan, error) {
 		if err := b.rules(); err != nil {
 			return nil, err
 		}
+	} else {
+		// srt's own settings stay out of reach even then, as its state
+		// directory and tlsTerminate's key do.
+		b.protect = b.settingsFiles()
+		b.applyProtects()
 	}
 	if err := b.caFiles(); err != nil {
 		return nil, err
 	}
+	b.ownState()
 	if err := b.mounts(); err != nil {
+		return nil, err
+	}
+	b.p.rootWhy = b.rootWhy()
+	if err := b.kernelMounts(); err != nil {
 		return nil, err
 	}
 	b.env()
@@ -64,6 +74,15 @@ func Build(in Input) (*Plan, error) {
 		Landlock:   !fsCfg.Disabled,
 		WritePaths: append(append([]string(nil), b.p.WriteRoots...), "/proc"),
 		Listen:     in.Listen,
+		// A landlocked process may not change mounts, which a nested
+		// sandbox must: allowNestedUserNamespaces keeps only Landlock's
+		// scope. The mounts a nested namespace inherits from this one stay
+		// locked by the kernel (docs/security.md).
+		LandlockScopeOnly: cfg.AllowNestedUserNamespaces,
+		RequireLandlock:   cfg.RequireLandlock,
+	}
+	if b.p.Init.LandlockScopeOnly {
+		b.p.Init.WritePaths = nil
 	}
 	b.p.TrustBundle = in.TrustBundle
 	// A helper is bound in only where the rules hide it: every mount costs
@@ -127,6 +146,7 @@ func (b *builder) rules() error {
 			return err
 		}
 	}
+	b.protect = append(b.protect, b.settingsFiles()...)
 	b.protect = append(b.protect, b.mandatory()...)
 	b.applyProtects()
 	return nil
@@ -303,6 +323,10 @@ func (b *builder) allowWrite(s spelled) {
 	n, ok := b.existing(p)
 	if !ok {
 		b.note("%s %q: %s does not exist", s.field, s.entry, p)
+		return
+	}
+	if underKernelFS(n.path) {
+		b.warn("%s %q names %s; /proc and /sys are read-only in every sandbox, so the entry grants nothing", s.field, s.entry, n.path)
 		return
 	}
 	b.mark(n, s.field, func(n *node) { n.writeAllow = true })

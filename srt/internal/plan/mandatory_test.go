@@ -19,6 +19,8 @@ func mandatoryHost() *fsview.Mem {
 	return fsview.NewMem(map[string]string{
 		"/usr/bin/bash":              "file",
 		"/usr/local/bin/srt-init":    "file",
+		"/proc/cpuinfo":              "file 0444",
+		"/sys/kernel":                "dir",
 		"/home/u/.bashrc":            "-> dotfiles/bashrc",
 		"/home/u/dotfiles/bashrc":    "file",
 		"/home/u/.profile":           "file",
@@ -143,7 +145,7 @@ func TestNoPlaceholderBeneathProtected(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	fs := fsview.NewMem(map[string]string{"/home/w/proj": "dir", "/usr/bin/bash": "file"})
+	fs := fsview.NewMem(map[string]string{"/home/w/proj": "dir", "/usr/bin/bash": "file", "/proc/cpuinfo": "file 0444", "/sys/kernel": "dir"})
 	p, err := Build(Input{Config: cfg, FS: fs, Cwd: "/home/w/proj", Home: "/home/w", UID: 1000, Command: []string{"/usr/bin/bash", "-c", "true"}})
 	if err != nil {
 		t.Fatal(err)

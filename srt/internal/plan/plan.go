@@ -41,6 +41,15 @@ type Input struct {
 	// The certificate stays readable under a covering denyRead (the
 	// reference adds it to allowRead).
 	CAKey, CACert string
+	// StateDir is srt's own state directory (placeholders' journals and
+	// lock, run directories): read-only in every sandbox, whatever the
+	// settings say.
+	StateDir string
+	// SettingsFiles are the files srt reads its settings from (absolute):
+	// write-protected in every sandbox, and kept from being created where
+	// they do not exist, whatever the settings say. A command that could
+	// change them would choose the rules of every later run.
+	SettingsFiles []string
 }
 
 // TrustBundlePath is where the trust bundle is inside every sandbox: a
@@ -126,6 +135,13 @@ type Plan struct {
 	// ProcBind mounts the host's /proc instead of a fresh one
 	// (enableWeakerNestedSandbox).
 	ProcBind bool
+	// Kernel are the covers of the kernel's own files, applied right after
+	// /proc is mounted: /sys read-only where the root is writable, and
+	// /proc's global entries read-only (HostRO) or masked (NullFile). See
+	// kernel.go.
+	Kernel []Mount
+	// ProcReadOnly makes /proc read-only as a whole, after Kernel (root).
+	ProcReadOnly bool
 	// Helpers are bound read-only at their own path after every other
 	// mount, so that the rules cannot hide them.
 	Helpers []string
@@ -135,4 +151,6 @@ type Plan struct {
 	// Init is what the init stage applies before it starts Command.
 	Init    initstage.Spec
 	Command []string
+	// rootWhy names the rule that makes "/" writable, for Writable.
+	rootWhy string
 }

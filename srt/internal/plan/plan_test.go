@@ -25,7 +25,19 @@ func host() *fsview.Mem {
 		"/usr/bin/bash":                               "file",
 		"/usr/local/bin/srt-init":                     "file",
 		"/bin":                                        "-> usr/bin",
-		"/proc/cpuinfo":                               "file",
+		"/proc/cpuinfo":                               "file 0444",
+		"/proc/1/status":                              "file 0444",
+		"/proc/42/oom_score_adj":                      "file 0644",
+		"/proc/self":                                  "-> 42",
+		"/proc/net":                                   "-> self/net",
+		"/proc/sys/kernel/core_pattern":               "file 0644",
+		"/proc/sysrq-trigger":                         "file 0200",
+		"/proc/pressure/cpu":                          "file 0666",
+		"/proc/keys":                                  "file 0444",
+		"/proc/kcore":                                 "file 0400",
+		"/proc/mtrr":                                  "file 0644",
+		"/proc/new-driver/knob":                       "file 0644",
+		"/proc/odd-writable":                          "file 0666",
 		"/dev/null":                                   "file",
 		"/sys/kernel":                                 "dir",
 		"/tmp/srt-tmp":                                "dir",
@@ -75,6 +87,9 @@ func TestGolden(t *testing.T) {
 		{"write-deny-missing", `{"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":["new/deeper/file","gone.txt","src/main.go","keys/**/*.pem"]},"network":{"allowedDomains":[],"deniedDomains":[]}}`, nil},
 		{"disabled", `{"filesystem":{"disabled":true,"denyRead":["~/.ssh"],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`, nil},
 		{"allow-git-config", `{"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[],"allowGitConfig":true},"network":{"allowedDomains":[],"deniedDomains":[]},"mandatoryDenySearchDepth":1}`, nil},
+		// requireLandlock reaches the init stage, which refuses to start
+		// the command on a kernel without Landlock.
+		{"require-landlock", `{"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]},"requireLandlock":true}`, nil},
 		{"deny-root", `{"filesystem":{"denyRead":["/"],"allowRead":["/usr","/etc","~/proj"],"allowWrite":["~/proj/src"],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`, nil},
 		{"credential-file-deny", `{"filesystem":{"denyRead":[],"allowRead":["~/.aws"],"allowWrite":["~"],"denyWrite":[]},"credentials":{"files":[{"path":"~/.aws/credentials","mode":"deny"},{"path":"~/.ssh","mode":"deny"}],"envVars":[{"name":"GITHUB_TOKEN","mode":"deny"}]},"network":{"allowedDomains":[],"deniedDomains":[]}}`, nil},
 		{"literal-and-patterns", `{"filesystem":{"denyRead":[{"path":"list[].ts","literal":true},"/**/*.pem","locked/**/*.key"],"allowWrite":["src/*"],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`, nil},
@@ -94,6 +109,32 @@ func TestGolden(t *testing.T) {
 		// Both: srt generates no token at all.
 		{"external-proxies", `{"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[],"httpProxyPort":8080,"socksProxyPort":1081}}`,
 			func(in *Input) { in.Proxy.HTTPExternal, in.Proxy.SOCKSExternal, in.Proxy.Token = true, true, "" }},
+		// srt's state directory stays read-only under an allowWrite that
+		// covers it, and under filesystem.disabled; /tmp is pinned above
+		// it, and the trust bundle in it is still bound at its fixed path.
+		{"state-dir-allow-write", `{"filesystem":{"denyRead":[],"allowWrite":["/tmp"],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[],"tlsTerminate":{}}}`,
+			func(in *Input) {
+				in.StateDir, in.TrustBundle = "/tmp/srt-1000", "/tmp/srt-1000/srt-ca-7-8-x/trust-bundle.crt"
+			}},
+		{"state-dir-fs-disabled", `{"filesystem":{"disabled":true,"denyRead":[],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`,
+			func(in *Input) { in.StateDir = "/tmp/srt-1000" }},
+		// The kernel's files (kernel.go): as root every global /proc entry
+		// is covered and /sys is read-only under a writable root; a write
+		// grant under /proc or /sys grants nothing.
+		{"kernel-root", `{"filesystem":{"denyRead":[],"allowWrite":["/","/sys/kernel","/proc/sys"],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`,
+			func(in *Input) { in.UID = 0 }},
+		{"kernel-root-weaker-nested", `{"filesystem":{"disabled":true,"denyRead":[],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]},"enableWeakerNestedSandbox":true}`,
+			func(in *Input) { in.UID = 0 }},
+		// allowNestedUserNamespaces as a user: /proc stays uncovered, so a
+		// nested sandbox can mount a fresh one.
+		{"kernel-nested-user", `{"filesystem":{"denyRead":[],"allowWrite":["/"],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]},"allowNestedUserNamespaces":true}`, nil},
+		// srt's settings files: the existing one read-only, the missing
+		// default one a placeholder, under allowWrite and under
+		// filesystem.disabled alike.
+		{"settings-files", `{"filesystem":{"denyRead":[],"allowWrite":["~"],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`,
+			func(in *Input) { in.SettingsFiles = []string{"/home/u/.srt-settings.json", "/home/u/proj/src/main.go"} }},
+		{"settings-files-fs-disabled", `{"filesystem":{"disabled":true,"denyRead":[],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`,
+			func(in *Input) { in.SettingsFiles = []string{"/home/u/.srt-settings.json", "/home/u/proj/src/main.go"} }},
 		{"tls-terminate-ephemeral", `{"filesystem":{"denyRead":["/tmp"],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[],"tlsTerminate":{}}}`,
 			func(in *Input) { in.TrustBundle = "/tmp/srt-1000/srt-ca-7-8-x/trust-bundle.crt" }},
 	}

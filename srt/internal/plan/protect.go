@@ -39,6 +39,15 @@ type protect struct {
 
 func (pr protect) mandatory() bool { return strings.HasPrefix(pr.why, "mandatory") }
 
+// rule names the rule for a message: the setting and its text
+// (filesystem.denyWrite.0 "deploy.sh"), or what srt protects and where.
+func (pr protect) rule() string {
+	if pr.entry != "" {
+		return fmt.Sprintf("%s %q", pr.why, pr.entry)
+	}
+	return pr.why + " " + pr.abs
+}
+
 // wanted is a placeholder the protects need, and how it is seen inside.
 type wanted struct {
 	Placeholder
@@ -209,7 +218,7 @@ func (b *builder) symlinkNames(pr protect) []string {
 			if pr.mandatory() {
 				found = append(found, p)
 			} else {
-				b.warn("%s %q: %s is a symlink; srt protects what it points to, but the link itself can be removed or replaced from inside, because a mount cannot be placed on a symlink; replace the link by the file, or deny writes to %s", pr.why, pr.entry, p, filepath.Dir(p))
+				b.warn("%s: %s is a symlink; srt protects what it points to, but the link itself can be removed or replaced from inside, because a mount cannot be placed on a symlink; replace the link by the file, or deny writes to %s", pr.rule(), p, filepath.Dir(p))
 			}
 		}
 		if p, err = fsview.Realpath(b.in.FS, p); err != nil {
@@ -238,7 +247,7 @@ func (b *builder) warnSymlinks(links []string) {
 // warnHardLinks warns that a protected file has other names, through which
 // it can still be written.
 func (b *builder) warnHardLinks(pr protect, p string, links uint64) {
-	what := fmt.Sprintf("%s %q names %s", pr.why, pr.entry, p)
+	what := fmt.Sprintf("%s names %s", pr.rule(), p)
 	if pr.mandatory() {
 		what = "srt always protects " + p
 	}

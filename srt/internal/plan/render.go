@@ -10,6 +10,12 @@ import (
 func (p *Plan) String() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "root %s\n", p.Root)
+	for _, m := range p.Kernel {
+		fmt.Fprintf(&sb, "kernel %s %s  # %s\n", m.View, m.Path, m.Why)
+	}
+	if p.ProcReadOnly {
+		sb.WriteString("kernel host-ro /proc (all of it)  # uid 0 inside owns every global entry\n")
+	}
 	for _, m := range p.Mounts {
 		fmt.Fprintf(&sb, "mount %s %s  # %s\n", m.View, m.Path, m.Why)
 	}
@@ -49,7 +55,7 @@ func (p *Plan) String() string {
 	if p.ProcBind {
 		sb.WriteString("proc host (weaker nested sandbox)\n")
 	}
-	fmt.Fprintf(&sb, "init block-unix-sockets=%v block-namespaces=%v landlock=%v\n", p.Init.BlockUnixSockets, p.Init.BlockNamespaces, p.Init.Landlock)
+	fmt.Fprintf(&sb, "init block-unix-sockets=%v block-namespaces=%v landlock=%s\n", p.Init.BlockUnixSockets, p.Init.BlockNamespaces, landlockString(p))
 	for _, w := range p.Warnings {
 		fmt.Fprintf(&sb, "warning %s\n", w)
 	}
@@ -57,4 +63,18 @@ func (p *Plan) String() string {
 		fmt.Fprintf(&sb, "note %s\n", n)
 	}
 	return sb.String()
+}
+
+// landlockString is "true" (write limit and abstract-socket scope),
+// "scope-only" (allowNestedUserNamespaces) or "false", with ",required"
+// under requireLandlock.
+func landlockString(p *Plan) string {
+	v := fmt.Sprint(p.Init.Landlock)
+	if p.Init.Landlock && p.Init.LandlockScopeOnly {
+		v = "scope-only"
+	}
+	if p.Init.RequireLandlock {
+		v += ",required"
+	}
+	return v
 }

@@ -37,6 +37,10 @@ func Native() (Arch, bool) {
 	return Arch{}, false
 }
 
+// absent marks a syscall an architecture does not have (arm64 has only the
+// *at forms of open, chmod and mknod); a rule on it is left out there.
+const absent = ^uint32(0)
+
 // sysnum holds the number of every syscall a rule names, as {amd64, arm64}.
 // Numbers come from arch/x86/entry/syscalls/syscall_64.tbl and
 // include/uapi/asm-generic/unistd.h; numbers 425 and up are shared by all
@@ -44,6 +48,7 @@ func Native() (Arch, bool) {
 // program can be built and golden-tested on amd64 and vice versa.
 var sysnum = map[string][2]uint32{
 	"socket":            {41, 198},
+	"socketpair":        {53, 199},
 	"io_uring_setup":    {425, 425},
 	"io_uring_enter":    {426, 426},
 	"io_uring_register": {427, 427},
@@ -63,4 +68,17 @@ var sysnum = map[string][2]uint32{
 	"mount_setattr":     {442, 442},
 	"open_tree_attr":    {467, 467},
 	"ioctl":             {16, 29},
+	"add_key":           {248, 217},
+	"request_key":       {249, 218},
+	"keyctl":            {250, 219},
+	"chmod":             {90, absent},
+	"fchmod":            {91, 52},
+	"fchmodat":          {268, 53},
+	"fchmodat2":         {452, 452},
+	"creat":             {85, absent},
+	"open":              {2, absent},
+	"openat":            {257, 56},
+	"openat2":           {437, 437},
+	"mknod":             {133, absent},
+	"mknodat":           {259, 33},
 }

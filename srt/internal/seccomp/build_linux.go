@@ -9,11 +9,18 @@ import (
 
 // Options selects which rule tables go into the program.
 type Options struct {
-	BlockUnixSockets bool // socket(AF_UNIX/AF_VSOCK) and io_uring
+	// socket(AF_UNIX/AF_VSOCK), datagram socketpair(AF_UNIX), and io_uring
+	BlockUnixSockets bool
 	BlockNamespaces  bool // new user/mount namespaces, setns, mounts
 	// ioctl(TIOCSTI) and ioctl(TIOCLINUX): input pushed into a terminal the
 	// host reads (CVE-2017-5226); srt always sets it. See the package doc.
 	BlockTerminalInjection bool
+	// keyctl, add_key and request_key: the caller's keyrings; srt always
+	// sets it.
+	BlockKeyrings bool
+	// set-user-ID and set-group-ID modes in chmod, open, mknod and their
+	// kin, openat2 (ENOSYS), and io_uring; srt always sets it.
+	BlockSetID bool
 }
 
 // ErrNoRules is returned by Build when Options selects nothing: the caller
@@ -38,11 +45,20 @@ func Build(a Arch, o Options) ([]unix.SockFilter, error) {
 	if o.BlockUnixSockets {
 		rules = append(rules, unixSocketRules...)
 	}
+	if o.BlockUnixSockets || o.BlockSetID {
+		rules = append(rules, ioUringRules...)
+	}
 	if o.BlockNamespaces {
 		rules = append(rules, namespaceRules...)
 	}
 	if o.BlockTerminalInjection {
 		rules = append(rules, terminalRules...)
+	}
+	if o.BlockKeyrings {
+		rules = append(rules, keyringRules...)
+	}
+	if o.BlockSetID {
+		rules = append(rules, setIDRules...)
 	}
 	if len(rules) == 0 {
 		return nil, ErrNoRules
@@ -58,9 +74,14 @@ func Build(a Arch, o Options) ([]unix.SockFilter, error) {
 //
 //	A = arch; if A != native: ENOSYS
 //	A = nr;   if nr & x32 bit: ENOSYS            (x86-64 only)
-//	per rule: if A == nr(rule) { [A = low32(arg); if !match: ALLOW] ERRNO }
+//	per rule: if A == nr(rule) {
+//	            per argument test: A = low32(arg) [& bits]; if !match: ALLOW
+//	            ERRNO
+//	          }
 //	ALLOW
 //	one RET per errno used
+//
+// A rule on a syscall the architecture lacks is left out.
 func compile(a Arch, rules []rule) ([]unix.SockFilter, error) {
 	var p asm
 	enosys := errnoLabel(unix.ENOSYS)
@@ -82,28 +103,36 @@ func compile(a Arch, rules []rule) ([]unix.SockFilter, error) {
 			return nil, fmt.Errorf("rule %d: syscall %q named twice", i, r.syscall)
 		}
 		seen[r.syscall] = true
+		for _, t := range r.args {
+			if err := t.valid(); err != nil {
+				return nil, fmt.Errorf("rule %d (%s): %w", i, r.syscall, err)
+			}
+		}
+		nr := nums[a.column]
+		if nr == absent {
+			continue
+		}
 		if !contains(errnos, r.errno) {
 			errnos = append(errnos, r.errno)
 		}
 		deny := errnoLabel(r.errno)
-		nr := nums[a.column]
-		if r.arg == nil {
+		if len(r.args) == 0 {
 			p.jump(unix.BPF_JEQ, nr, deny, "")
 			continue
 		}
-		if err := r.arg.valid(); err != nil {
-			return nil, fmt.Errorf("rule %d (%s): %w", i, r.syscall, err)
-		}
 		next := fmt.Sprintf("after-%d", i)
 		p.jump(unix.BPF_JEQ, nr, "", next)
-		p.stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, uint32(offArgs+8*r.arg.index))
-		for _, v := range r.arg.anyOf {
-			p.jump(unix.BPF_JEQ, v, deny, "")
+		for k, t := range r.args {
+			// match: where a matching word goes, the next test or the errno
+			match := deny
+			if k < len(r.args)-1 {
+				match = fmt.Sprintf("rule-%d-arg-%d", i, k+1)
+			}
+			t.emit(&p, match, fmt.Sprintf("rule-%d-allow-%d", i, k))
+			if match != deny {
+				p.label(match)
+			}
 		}
-		if r.arg.mask != 0 {
-			p.jump(unix.BPF_JSET, r.arg.mask, deny, "")
-		}
-		p.stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_ALLOW)
 		p.label(next)
 	}
 	p.stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_ALLOW)
@@ -114,12 +143,49 @@ func compile(a Arch, rules []rule) ([]unix.SockFilter, error) {
 	return p.finish()
 }
 
+// emit loads the argument word and jumps to match when the test matches;
+// otherwise it returns ALLOW (each syscall has one rule, so nothing later
+// could refuse it). allow names the ALLOW of a noneOf test.
+func (t *argTest) emit(p *asm, match, allow string) {
+	p.stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, uint32(offArgs+8*t.index))
+	if t.bits != 0 {
+		p.stmt(unix.BPF_ALU|unix.BPF_AND|unix.BPF_K, t.bits)
+	}
+	switch {
+	case len(t.anyOf) > 0:
+		for _, v := range t.anyOf {
+			p.jump(unix.BPF_JEQ, v, match, "")
+		}
+	case len(t.noneOf) > 0:
+		for j, v := range t.noneOf {
+			miss := ""
+			if j == len(t.noneOf)-1 {
+				miss = match
+			}
+			p.jump(unix.BPF_JEQ, v, allow, miss)
+		}
+		p.label(allow)
+	default:
+		p.jump(unix.BPF_JSET, t.mask, match, "")
+	}
+	p.stmt(unix.BPF_RET|unix.BPF_K, unix.SECCOMP_RET_ALLOW)
+}
+
 func (t *argTest) valid() error {
 	if t.index < 0 || t.index > 5 {
 		return fmt.Errorf("argument index %d out of range", t.index)
 	}
-	if (len(t.anyOf) == 0) == (t.mask == 0) {
-		return fmt.Errorf("argument test needs exactly one of anyOf and mask")
+	set := 0
+	for _, b := range []bool{len(t.anyOf) > 0, len(t.noneOf) > 0, t.mask != 0} {
+		if b {
+			set++
+		}
+	}
+	if set != 1 {
+		return fmt.Errorf("argument test needs exactly one of anyOf, noneOf and mask")
+	}
+	if t.bits != 0 && t.mask != 0 {
+		return fmt.Errorf("argument test: bits go with anyOf or noneOf, not mask")
 	}
 	return nil
 }

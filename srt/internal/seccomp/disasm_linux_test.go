@@ -30,6 +30,11 @@ func disasm(a Arch, prog []unix.SockFilter) string {
 			st.field = fieldName(in.K)
 			note = "A = " + st.field
 			jt, jf = st, st
+		case in.Code == unix.BPF_ALU|unix.BPF_AND|unix.BPF_K:
+			text = fmt.Sprintf("and  #%#x", in.K)
+			st.field = fmt.Sprintf("%s & %#x", st.field, in.K)
+			note = "A = " + st.field
+			jt, jf = st, st
 		case in.Code&0x07 == unix.BPF_JMP && in.Code&0xf0 != unix.BPF_JA:
 			op := map[uint16]string{unix.BPF_JEQ: "jeq", unix.BPF_JGT: "jgt", unix.BPF_JGE: "jge", unix.BPF_JSET: "jset"}[in.Code&0xf0]
 			k := fmt.Sprintf("%#x", in.K)
@@ -45,7 +50,7 @@ func disasm(a Arch, prog []unix.SockFilter) string {
 				if op == "jeq" {
 					k = fmt.Sprint(in.K)
 				}
-				note = argName(st.syscall, in.K)
+				note = argName(st.syscall, st.field, in.K)
 			}
 			text = fmt.Sprintf("%-4s #%s, %d, %d", op, k, pc+1+int(in.Jt), pc+1+int(in.Jf))
 		case in.Code == unix.BPF_RET|unix.BPF_K:
@@ -106,25 +111,45 @@ func archName(k uint32) string {
 	return ""
 }
 
-func argName(syscall string, k uint32) string {
-	switch syscall {
-	case "socket":
-		return map[uint32]string{unix.AF_UNIX: "AF_UNIX", unix.AF_VSOCK: "AF_VSOCK"}[k]
-	case "clone", "unshare":
+func argName(syscall, field string, k uint32) string {
+	bits := func(flags []bitName) string {
 		var names []string
-		for _, f := range []struct {
-			bit  uint32
-			name string
-		}{{unix.CLONE_NEWNS, "CLONE_NEWNS"}, {unix.CLONE_NEWUSER, "CLONE_NEWUSER"}} {
+		for _, f := range flags {
 			if k&f.bit != 0 {
 				names = append(names, f.name)
 			}
 		}
 		return strings.Join(names, "|")
+	}
+	setID := []bitName{{0o4000, "S_ISUID"}, {0o2000, "S_ISGID"}}
+	create := []bitName{{0o100, "O_CREAT"}, {0o20000000, "__O_TMPFILE"}}
+	switch syscall {
+	case "socket":
+		return map[uint32]string{unix.AF_UNIX: "AF_UNIX", unix.AF_VSOCK: "AF_VSOCK"}[k]
+	case "socketpair":
+		if field == "low32(args[0])" {
+			return map[uint32]string{unix.AF_UNIX: "AF_UNIX"}[k]
+		}
+		return map[uint32]string{unix.SOCK_STREAM: "SOCK_STREAM", unix.SOCK_SEQPACKET: "SOCK_SEQPACKET"}[k]
+	case "clone", "unshare":
+		return bits([]bitName{{unix.CLONE_NEWNS, "CLONE_NEWNS"}, {unix.CLONE_NEWUSER, "CLONE_NEWUSER"}})
 	case "ioctl":
 		return map[uint32]string{tiocsti: "TIOCSTI", tioclinux: "TIOCLINUX"}[k]
+	case "chmod", "fchmod", "fchmodat", "fchmodat2", "creat", "mknod", "mknodat":
+		return bits(setID)
+	case "open", "openat":
+		// the flags come first: open(path, flags, mode), openat(dirfd, path, flags, mode)
+		if field == "low32(args[1])" && syscall == "open" || field == "low32(args[2])" && syscall == "openat" {
+			return bits(create)
+		}
+		return bits(setID)
 	}
 	return ""
+}
+
+type bitName struct {
+	bit  uint32
+	name string
 }
 
 func actionName(k uint32) string {

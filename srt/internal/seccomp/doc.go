@@ -3,14 +3,20 @@
 //
 // What it defends against. bubblewrap's mounts are the sandbox's write and read
 // barrier, and the network namespace plus the proxy are its network barrier.
-// Two families of system calls could undo them from inside, and a third reaches
-// past them to the terminal the command was started from:
+// Two families of system calls could undo them from inside, and three more
+// reach past them, to the terminal the command was started from, to the
+// kernel's keyrings, and to the host's privileges through set-id files:
 //
 //   - Unix and vsock sockets (Options.BlockUnixSockets): a socket(AF_UNIX)
 //     connect to a daemon listening outside (docker.sock, the session bus,
 //     ssh-agent) reaches a process that is not sandboxed; AF_VSOCK reaches the
-//     hypervisor. io_uring can create sockets without socket(2), so it is
-//     refused whole.
+//     hypervisor. socketpair(AF_UNIX) of any type but SOCK_STREAM and
+//     SOCK_SEQPACKET is refused too: a datagram socket from a pair sends to
+//     any path with sendto(2) (syslog, journald, notify sockets), where a
+//     stream or seqpacket one cannot (EISCONN, or the address is ignored).
+//   - io_uring (with either of the options above or BlockSetID): it makes
+//     sockets and opens files in the kernel, where no rule sees the
+//     arguments, so it is refused whole.
 //   - Namespaces and mounts (Options.BlockNamespaces): a new user namespace
 //     hands the command CAP_SYS_ADMIN over a new mount namespace, where it can
 //     bind-mount over or unmount the read-only binds and tmpfs masks. unshare
@@ -32,13 +38,27 @@
 //     kernel accepts TIOCSTI from it. TIOCLINUX is refused as well: on a
 //     virtual console its TIOCL_PASTESEL subcode pastes the selection as
 //     input. Other ioctls, TIOCSCTTY and TCGETS among them, stay allowed.
+//   - Keyrings (Options.BlockKeyrings; srt always sets it): keyctl, add_key
+//     and request_key fail with EPERM, as in Docker's default profile. The
+//     caller's user keyring is found by uid, not inherited, so a new session
+//     keyring does not hide it: the command could link it into its own and
+//     read every key (Kerberos KEYRING: caches, cached passphrases).
+//   - Set-id files (Options.BlockSetID; srt always sets it): chmod, fchmod,
+//     fchmodat, fchmodat2, creat, open, openat, mknod and mknodat with
+//     S_ISUID or S_ISGID in the mode fail with EPERM (open and openat only
+//     when the flags create a file, since the mode is garbage otherwise);
+//     openat2, whose mode is in a struct, fails with ENOSYS so callers fall
+//     back to openat. no_new_privs holds only inside the sandbox: a
+//     setuid-root file a root-run command left in a writable directory would
+//     make any local user root.
 //
 // Rules are data: one table per concern (rules_linux.go), compiled by Build into
 // a straight-line program that golden tests pin for every architecture and
 // option combination.
 //
-// Argument words. Every argument compared (socket's domain, unshare's and
-// clone's flags, ioctl's request) is read as the low 32 bits of the argument:
+// Argument words. Every argument compared (socket's domain and type, unshare's
+// and clone's flags, ioctl's request, modes and open flags) is read as the low
+// 32 bits of the argument:
 // the kernel truncates int arguments, reads lower_32_bits(flags) for clone and
 // takes ioctl's cmd as an unsigned int, so a 64-bit compare could be dodged by
 // setting high bits. Both supported architectures are little-endian, so the

@@ -13,8 +13,9 @@ import (
 // syscall with the blocking value in the low word is never allowed, and that
 // the answer is the one the independent model gives.
 //
-// optSel's low three bits select the options (1 unix sockets, 2 namespaces,
-// 4 terminal injection), so every combination is reached, the empty one too.
+// optSel's low five bits select the options (1 unix sockets, 2 namespaces,
+// 4 terminal injection, 8 keyrings, 16 set-id), so every combination is
+// reached, the empty one too.
 // pick steers half the inputs onto a syscall the model knows, with the native
 // arch value, so the rules are exercised and not only the default path.
 func FuzzProgram(f *testing.F) {
@@ -35,7 +36,7 @@ func FuzzProgram(f *testing.F) {
 	f.Fuzz(func(t *testing.T, archSel, optSel, pick uint8, nr, arch uint32, arg0, arg1 uint64) {
 		a := arches[int(archSel)%len(arches)]
 		o := Options{BlockUnixSockets: optSel&1 != 0, BlockNamespaces: optSel&2 != 0,
-			BlockTerminalInjection: optSel&4 != 0}
+			BlockTerminalInjection: optSel&4 != 0, BlockKeyrings: optSel&8 != 0, BlockSetID: optSel&16 != 0}
 		prog, err := Build(a, o)
 		if o == (Options{}) {
 			if err == nil {
@@ -79,9 +80,20 @@ func blockedByLowWord(a Arch, o Options, nr, low0, low1 uint32) bool {
 	n := modelNums[a.name]
 	if o.BlockUnixSockets {
 		if nr == n["socket"] && (low0 == unix.AF_UNIX || low0 == unix.AF_VSOCK) ||
-			nr == n["io_uring_setup"] || nr == n["io_uring_enter"] || nr == n["io_uring_register"] {
+			nr == n["socketpair"] && low0 == unix.AF_UNIX && (low1&0xf == unix.SOCK_DGRAM || low1&0xf == unix.SOCK_RAW) {
 			return true
 		}
+	}
+	if o.BlockUnixSockets || o.BlockSetID {
+		if nr == n["io_uring_setup"] || nr == n["io_uring_enter"] || nr == n["io_uring_register"] {
+			return true
+		}
+	}
+	if o.BlockKeyrings && (nr == n["keyctl"] || nr == n["add_key"] || nr == n["request_key"]) {
+		return true
+	}
+	if o.BlockSetID && nr == n["fchmod"] && low1&0o6000 != 0 {
+		return true
 	}
 	if o.BlockNamespaces {
 		if (nr == n["unshare"] || nr == n["clone"]) && low0&(unix.CLONE_NEWUSER|unix.CLONE_NEWNS) != 0 {

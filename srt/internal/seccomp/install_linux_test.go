@@ -56,7 +56,8 @@ func filterChild(w io.Writer) int {
 		}
 	}
 	a, _ := Native()
-	prog, err := Build(a, Options{BlockUnixSockets: true, BlockNamespaces: true, BlockTerminalInjection: true})
+	prog, err := Build(a, Options{BlockUnixSockets: true, BlockNamespaces: true, BlockTerminalInjection: true,
+		BlockKeyrings: true, BlockSetID: true})
 	if err == nil {
 		err = Install(prog)
 	}
@@ -158,6 +159,11 @@ func checkResults(t *testing.T, who string, results map[string]probeResult) {
 		t.Logf("%s: %-55s before=%-14s after=%s", who, p.name, before, r.After)
 		if r.After != p.want {
 			t.Errorf("%s: %s: got %s, want %s", who, p.name, r.After, p.want)
+		}
+	}
+	for _, p := range probes {
+		if r := results[p.name]; beforeOK[p.name] && r.Before != "OK" {
+			t.Errorf("%s: %s: without the filter this gives %s, want OK: the answer under the filter shows nothing", who, p.name, r.Before)
 		}
 	}
 	// An EPERM under the filter shows the filter at work only where the same

@@ -12,10 +12,16 @@ import (
 type callCase struct {
 	name    string
 	syscall string
-	arg0    uint64
-	arg1    uint64
-	concern string // "unix", "ns", "tty" or "" (always ALLOW)
+	args    [6]uint64
+	concern string // "unix", "uring", "ns", "tty", "keys", "setid" or "" (always ALLOW)
 	want    uint32 // answer when concern's option is on
+}
+
+// words builds the argument words of a case.
+func words(args ...uint64) [6]uint64 {
+	var out [6]uint64
+	copy(out[:], args)
+	return out
 }
 
 const (
@@ -33,75 +39,128 @@ const (
 	reqFIONREAD  = 0x541B
 	reqTIOCSCTTY = 0x540E
 	reqTIOCGPTN  = 0x80045430
+	// AT_FDCWD as the 64-bit word a caller passes
+	atFDCWD64 = 0xffffffff_ffffff9c
 )
 
 var callCases = []callCase{
-	{"socket AF_UNIX", "socket", unix.AF_UNIX, 0, "unix", retEPERM},
-	{"socket AF_VSOCK", "socket", unix.AF_VSOCK, 0, "unix", retEPERM},
-	{"socket AF_UNIX, high bits set", "socket", 0xffffffff_00000000 | unix.AF_UNIX, 0, "unix", retEPERM},
-	{"socket AF_VSOCK, high bits set", "socket", 0x1_00000000 | unix.AF_VSOCK, 0, "unix", retEPERM},
-	{"socket AF_UNIX in high word only (kernel sees 0)", "socket", 0x1_00000000, 0, "", retAllow},
-	{"socket AF_INET", "socket", unix.AF_INET, 0, "", retAllow},
-	{"socket AF_INET6", "socket", unix.AF_INET6, 0, "", retAllow},
-	{"socket AF_NETLINK", "socket", unix.AF_NETLINK, 0, "", retAllow},
-	{"socket AF_INET, AF_UNIX in arg1", "socket", unix.AF_INET, unix.AF_UNIX, "", retAllow},
-	{"socketpair AF_UNIX", "socketpair", unix.AF_UNIX, 0, "", retAllow},
-	{"io_uring_setup", "io_uring_setup", 8, 0, "unix", retEPERM},
-	{"io_uring_enter", "io_uring_enter", 3, 0, "unix", retEPERM},
-	{"io_uring_register", "io_uring_register", 3, 0, "unix", retEPERM},
+	{"socket AF_UNIX", "socket", words(unix.AF_UNIX, 0), "unix", retEPERM},
+	{"socket AF_VSOCK", "socket", words(unix.AF_VSOCK, 0), "unix", retEPERM},
+	{"socket AF_UNIX, high bits set", "socket", words(0xffffffff_00000000|unix.AF_UNIX, 0), "unix", retEPERM},
+	{"socket AF_VSOCK, high bits set", "socket", words(0x1_00000000|unix.AF_VSOCK, 0), "unix", retEPERM},
+	{"socket AF_UNIX in high word only (kernel sees 0)", "socket", words(0x1_00000000, 0), "", retAllow},
+	{"socket AF_INET", "socket", words(unix.AF_INET, 0), "", retAllow},
+	{"socket AF_INET6", "socket", words(unix.AF_INET6, 0), "", retAllow},
+	{"socket AF_NETLINK", "socket", words(unix.AF_NETLINK, 0), "", retAllow},
+	{"socket AF_INET, AF_UNIX in arg1", "socket", words(unix.AF_INET, unix.AF_UNIX), "", retAllow},
+	{"socketpair AF_UNIX SOCK_STREAM", "socketpair", words(unix.AF_UNIX, unix.SOCK_STREAM), "", retAllow},
+	{"socketpair AF_UNIX SOCK_STREAM|SOCK_CLOEXEC|SOCK_NONBLOCK", "socketpair", words(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC|unix.SOCK_NONBLOCK), "", retAllow},
+	{"socketpair AF_UNIX SOCK_SEQPACKET", "socketpair", words(unix.AF_UNIX, unix.SOCK_SEQPACKET), "", retAllow},
+	{"socketpair AF_UNIX SOCK_SEQPACKET|SOCK_CLOEXEC", "socketpair", words(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC), "", retAllow},
+	{"socketpair AF_UNIX SOCK_DGRAM", "socketpair", words(unix.AF_UNIX, unix.SOCK_DGRAM), "unix", retEPERM},
+	{"socketpair AF_UNIX SOCK_DGRAM|SOCK_CLOEXEC", "socketpair", words(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC), "unix", retEPERM},
+	{"socketpair AF_UNIX SOCK_DGRAM|SOCK_NONBLOCK|SOCK_CLOEXEC", "socketpair", words(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_NONBLOCK|unix.SOCK_CLOEXEC), "unix", retEPERM},
+	{"socketpair AF_UNIX SOCK_RAW (a datagram socket for AF_UNIX)", "socketpair", words(unix.AF_UNIX, unix.SOCK_RAW), "unix", retEPERM},
+	{"socketpair AF_UNIX SOCK_RDM", "socketpair", words(unix.AF_UNIX, unix.SOCK_RDM), "unix", retEPERM},
+	{"socketpair AF_UNIX type 0", "socketpair", words(unix.AF_UNIX, 0), "unix", retEPERM},
+	{"socketpair AF_UNIX SOCK_DGRAM, high bits set", "socketpair", words(0xffffffff_00000000|unix.AF_UNIX, 0x1_00000000|unix.SOCK_DGRAM), "unix", retEPERM},
+	{"socketpair AF_UNIX SOCK_STREAM, SOCK_DGRAM in the high word", "socketpair", words(unix.AF_UNIX, unix.SOCK_DGRAM<<32|unix.SOCK_STREAM), "", retAllow},
+	{"socketpair AF_INET SOCK_DGRAM", "socketpair", words(unix.AF_INET, unix.SOCK_DGRAM), "", retAllow},
+	{"io_uring_setup", "io_uring_setup", words(8, 0), "uring", retEPERM},
+	{"io_uring_enter", "io_uring_enter", words(3, 0), "uring", retEPERM},
+	{"io_uring_register", "io_uring_register", words(3, 0), "uring", retEPERM},
 
-	{"unshare NEWUSER", "unshare", newUser, 0, "ns", retEPERM},
-	{"unshare NEWNS", "unshare", newNS, 0, "ns", retEPERM},
-	{"unshare NEWUSER|NEWNET", "unshare", newUser | unix.CLONE_NEWNET, 0, "ns", retEPERM},
-	{"unshare NEWUSER, high bits set", "unshare", 0xffffffff_00000000 | newUser, 0, "ns", retEPERM},
-	{"unshare NEWUSER in high word only", "unshare", newUser << 32, 0, "", retAllow},
-	{"unshare NEWNET", "unshare", unix.CLONE_NEWNET, 0, "", retAllow},
-	{"unshare FILES", "unshare", unix.CLONE_FILES, 0, "", retAllow},
-	{"unshare 0", "unshare", 0, 0, "", retAllow},
-	{"clone NEWUSER", "clone", newUser | uint64(unix.SIGCHLD), 0, "ns", retEPERM},
-	{"clone NEWNS", "clone", newNS, 0, "ns", retEPERM},
-	{"clone NEWUSER, high bits set", "clone", 0xdead0000_00000000 | newUser, 0, "ns", retEPERM},
-	{"clone NEWUSER in high word only", "clone", newUser << 32, 0, "", retAllow},
-	{"clone NEWUSER in arg1 (stack)", "clone", uint64(unix.SIGCHLD), newUser, "", retAllow},
-	{"clone Go thread", "clone", threadFlags, 0, "", retAllow},
-	{"clone os/exec child", "clone", execFlags, 0, "", retAllow},
-	{"clone fork", "clone", uint64(unix.SIGCHLD), 0, "", retAllow},
-	{"clone3", "clone3", 0, 88, "ns", retENOSYS},
-	{"setns", "setns", 3, newUser, "ns", retEPERM},
-	{"mount", "mount", 0, 0, "ns", retEPERM},
-	{"umount2", "umount2", 0, 0, "ns", retEPERM},
-	{"pivot_root", "pivot_root", 0, 0, "ns", retEPERM},
-	{"open_tree", "open_tree", 0, 0, "ns", retEPERM},
-	{"move_mount", "move_mount", 0, 0, "ns", retEPERM},
-	{"fsopen", "fsopen", 0, 0, "ns", retEPERM},
-	{"fsconfig", "fsconfig", 0, 0, "ns", retEPERM},
-	{"fsmount", "fsmount", 0, 0, "ns", retEPERM},
-	{"fspick", "fspick", 0, 0, "ns", retEPERM},
-	{"mount_setattr", "mount_setattr", 0, 0, "ns", retEPERM},
-	{"open_tree_attr", "open_tree_attr", 0, 0, "ns", retEPERM},
+	{"unshare NEWUSER", "unshare", words(newUser, 0), "ns", retEPERM},
+	{"unshare NEWNS", "unshare", words(newNS, 0), "ns", retEPERM},
+	{"unshare NEWUSER|NEWNET", "unshare", words(newUser|unix.CLONE_NEWNET, 0), "ns", retEPERM},
+	{"unshare NEWUSER, high bits set", "unshare", words(0xffffffff_00000000|newUser, 0), "ns", retEPERM},
+	{"unshare NEWUSER in high word only", "unshare", words(newUser<<32, 0), "", retAllow},
+	{"unshare NEWNET", "unshare", words(unix.CLONE_NEWNET, 0), "", retAllow},
+	{"unshare FILES", "unshare", words(unix.CLONE_FILES, 0), "", retAllow},
+	{"unshare 0", "unshare", words(0, 0), "", retAllow},
+	{"clone NEWUSER", "clone", words(newUser|uint64(unix.SIGCHLD), 0), "ns", retEPERM},
+	{"clone NEWNS", "clone", words(newNS, 0), "ns", retEPERM},
+	{"clone NEWUSER, high bits set", "clone", words(0xdead0000_00000000|newUser, 0), "ns", retEPERM},
+	{"clone NEWUSER in high word only", "clone", words(newUser<<32, 0), "", retAllow},
+	{"clone NEWUSER in arg1 (stack)", "clone", words(uint64(unix.SIGCHLD), newUser), "", retAllow},
+	{"clone Go thread", "clone", words(threadFlags, 0), "", retAllow},
+	{"clone os/exec child", "clone", words(execFlags, 0), "", retAllow},
+	{"clone fork", "clone", words(uint64(unix.SIGCHLD), 0), "", retAllow},
+	{"clone3", "clone3", words(0, 88), "ns", retENOSYS},
+	{"setns", "setns", words(3, newUser), "ns", retEPERM},
+	{"mount", "mount", words(0, 0), "ns", retEPERM},
+	{"umount2", "umount2", words(0, 0), "ns", retEPERM},
+	{"pivot_root", "pivot_root", words(0, 0), "ns", retEPERM},
+	{"open_tree", "open_tree", words(0, 0), "ns", retEPERM},
+	{"move_mount", "move_mount", words(0, 0), "ns", retEPERM},
+	{"fsopen", "fsopen", words(0, 0), "ns", retEPERM},
+	{"fsconfig", "fsconfig", words(0, 0), "ns", retEPERM},
+	{"fsmount", "fsmount", words(0, 0), "ns", retEPERM},
+	{"fspick", "fspick", words(0, 0), "ns", retEPERM},
+	{"mount_setattr", "mount_setattr", words(0, 0), "ns", retEPERM},
+	{"open_tree_attr", "open_tree_attr", words(0, 0), "ns", retEPERM},
 
-	{"ioctl TIOCSTI", "ioctl", 0, reqTIOCSTI, "tty", retEPERM},
-	{"ioctl TIOCSTI on fd 7", "ioctl", 7, reqTIOCSTI, "tty", retEPERM},
-	{"ioctl TIOCSTI, high bits set", "ioctl", 0, 0xffffffff_00000000 | reqTIOCSTI, "tty", retEPERM},
-	{"ioctl TIOCSTI, one high bit set", "ioctl", 0, 0x1_00000000 | reqTIOCSTI, "tty", retEPERM},
-	{"ioctl TIOCLINUX", "ioctl", 0, reqTIOCLINUX, "tty", retEPERM},
-	{"ioctl TIOCLINUX, high bits set", "ioctl", 0, 0x80000000_00000000 | reqTIOCLINUX, "tty", retEPERM},
-	{"ioctl TIOCSTI in high word only (kernel sees 0)", "ioctl", 0, reqTIOCSTI << 32, "", retAllow},
-	{"ioctl TIOCSTI in arg0 (fd), TCGETS in arg1", "ioctl", reqTIOCSTI, reqTCGETS, "", retAllow},
-	{"ioctl TCGETS", "ioctl", 0, reqTCGETS, "", retAllow},
-	{"ioctl FIONREAD", "ioctl", 0, reqFIONREAD, "", retAllow},
-	{"ioctl TIOCSCTTY", "ioctl", 0, reqTIOCSCTTY, "", retAllow},
-	{"ioctl TIOCGPTN", "ioctl", 3, reqTIOCGPTN, "", retAllow},
-	{"ioctl TIOCSTI+1", "ioctl", 0, reqTIOCSTI + 1, "", retAllow},
-	{"ioctl TIOCSTI-1", "ioctl", 0, reqTIOCSTI - 1, "", retAllow},
-	{"ioctl 0", "ioctl", 0, 0, "", retAllow},
+	{"ioctl TIOCSTI", "ioctl", words(0, reqTIOCSTI), "tty", retEPERM},
+	{"ioctl TIOCSTI on fd 7", "ioctl", words(7, reqTIOCSTI), "tty", retEPERM},
+	{"ioctl TIOCSTI, high bits set", "ioctl", words(0, 0xffffffff_00000000|reqTIOCSTI), "tty", retEPERM},
+	{"ioctl TIOCSTI, one high bit set", "ioctl", words(0, 0x1_00000000|reqTIOCSTI), "tty", retEPERM},
+	{"ioctl TIOCLINUX", "ioctl", words(0, reqTIOCLINUX), "tty", retEPERM},
+	{"ioctl TIOCLINUX, high bits set", "ioctl", words(0, 0x80000000_00000000|reqTIOCLINUX), "tty", retEPERM},
+	{"ioctl TIOCSTI in high word only (kernel sees 0)", "ioctl", words(0, reqTIOCSTI<<32), "", retAllow},
+	{"ioctl TIOCSTI in arg0 (fd), TCGETS in arg1", "ioctl", words(reqTIOCSTI, reqTCGETS), "", retAllow},
+	{"ioctl TCGETS", "ioctl", words(0, reqTCGETS), "", retAllow},
+	{"ioctl FIONREAD", "ioctl", words(0, reqFIONREAD), "", retAllow},
+	{"ioctl TIOCSCTTY", "ioctl", words(0, reqTIOCSCTTY), "", retAllow},
+	{"ioctl TIOCGPTN", "ioctl", words(3, reqTIOCGPTN), "", retAllow},
+	{"ioctl TIOCSTI+1", "ioctl", words(0, reqTIOCSTI+1), "", retAllow},
+	{"ioctl TIOCSTI-1", "ioctl", words(0, reqTIOCSTI-1), "", retAllow},
+	{"ioctl 0", "ioctl", words(0, 0), "", retAllow},
 
-	{"read", "read", 0, 0, "", retAllow},
-	{"write", "write", 1, 0, "", retAllow},
-	{"openat", "openat", 0, 0, "", retAllow},
-	{"execve", "execve", 0, 0, "", retAllow},
-	{"connect", "connect", 3, 0, "", retAllow},
-	{"exit_group", "exit_group", 0, 0, "", retAllow},
+	{"keyctl", "keyctl", words(unix.KEYCTL_READ, 0), "keys", retEPERM},
+	{"keyctl JOIN_SESSION_KEYRING", "keyctl", words(unix.KEYCTL_JOIN_SESSION_KEYRING, 0), "keys", retEPERM},
+	{"add_key", "add_key", words(0, 0), "keys", retEPERM},
+	{"request_key", "request_key", words(0, 0), "keys", retEPERM},
+
+	{"chmod 04755", "chmod", words(0, 0o4755), "setid", retEPERM},
+	{"chmod 02755", "chmod", words(0, 0o2755), "setid", retEPERM},
+	{"chmod 06755, high bits set", "chmod", words(0, 0xffff0000_00006755), "setid", retEPERM},
+	{"chmod 04000 in the high word only", "chmod", words(0, 0o4000<<32|0o755), "", retAllow},
+	{"chmod 0755", "chmod", words(0, 0o755), "", retAllow},
+	{"chmod 01777 (sticky)", "chmod", words(0, 0o1777), "", retAllow},
+	{"chmod mode in arg0", "chmod", words(0o4755, 0o755), "", retAllow},
+	{"fchmod 04755", "fchmod", words(3, 0o4755), "setid", retEPERM},
+	{"fchmod 0644", "fchmod", words(3, 0o644), "", retAllow},
+	{"fchmodat 02755", "fchmodat", words(atFDCWD64, 0, 0o2755), "setid", retEPERM},
+	{"fchmodat 0755", "fchmodat", words(atFDCWD64, 0, 0o755), "", retAllow},
+	{"fchmodat2 04755", "fchmodat2", words(atFDCWD64, 0, 0o4755, unix.AT_SYMLINK_NOFOLLOW), "setid", retEPERM},
+	{"fchmodat2 0600", "fchmodat2", words(atFDCWD64, 0, 0o600, unix.AT_SYMLINK_NOFOLLOW), "", retAllow},
+	{"creat 04755", "creat", words(0, 0o4755), "setid", retEPERM},
+	{"creat 0644", "creat", words(0, 0o644), "", retAllow},
+	{"open O_CREAT 04755", "open", words(0, unix.O_CREAT|unix.O_WRONLY, 0o4755), "setid", retEPERM},
+	{"open O_TMPFILE 02755", "open", words(0, unix.O_TMPFILE|unix.O_RDWR, 0o2755), "setid", retEPERM},
+	{"open O_CREAT 0644", "open", words(0, unix.O_CREAT|unix.O_WRONLY, 0o644), "", retAllow},
+	{"open O_RDONLY, junk 04000 mode", "open", words(0, unix.O_RDONLY, 0o4000), "", retAllow},
+	{"openat O_CREAT|O_EXCL 04755", "openat", words(atFDCWD64, 0, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY, 0o4755), "setid", retEPERM},
+	{"openat O_TMPFILE 04700", "openat", words(3, 0, unix.O_TMPFILE|unix.O_WRONLY, 0o4700), "setid", retEPERM},
+	{"openat O_CREAT 06755, high bits set", "openat", words(atFDCWD64, 0, 0xf0000000_00000000|unix.O_CREAT, 0xffffffff_00006755), "setid", retEPERM},
+	{"openat O_CREAT 0666", "openat", words(atFDCWD64, 0, unix.O_CREAT|unix.O_WRONLY, 0o666), "", retAllow},
+	{"openat O_RDONLY, junk 06000 mode", "openat", words(atFDCWD64, 0, unix.O_RDONLY|unix.O_CLOEXEC, 0o6000), "", retAllow},
+	{"openat O_CREAT in the high word, 04755", "openat", words(atFDCWD64, 0, unix.O_CREAT<<32, 0o4755), "", retAllow},
+	{"openat2", "openat2", words(atFDCWD64, 0, 0, 24), "setid", retENOSYS},
+	{"mknod S_IFREG|04755", "mknod", words(0, unix.S_IFREG|0o4755, 0), "setid", retEPERM},
+	{"mknod S_IFIFO|0644", "mknod", words(0, unix.S_IFIFO|0o644, 0), "", retAllow},
+	{"mknodat S_IFREG|02755", "mknodat", words(atFDCWD64, 0, unix.S_IFREG|0o2755, 0), "setid", retEPERM},
+	{"mknodat S_IFREG|0644", "mknodat", words(atFDCWD64, 0, unix.S_IFREG|0o644, 0), "", retAllow},
+	{"mkdir 02775 (a set-group-ID directory is allowed)", "mkdir", words(0, 0o2775), "", retAllow},
+	{"mkdirat 02775", "mkdirat", words(atFDCWD64, 0, 0o2775), "", retAllow},
+	{"fchown", "fchown", words(3, 0, 0), "", retAllow},
+
+	{"read", "read", words(0, 0), "", retAllow},
+	{"write", "write", words(1, 0), "", retAllow},
+	{"openat", "openat", words(0, 0), "", retAllow},
+	{"execve", "execve", words(0, 0), "", retAllow},
+	{"connect", "connect", words(3, 0), "", retAllow},
+	{"exit_group", "exit_group", words(0, 0), "", retAllow},
 }
 
 func TestInterpretedPrograms(t *testing.T) {
@@ -112,7 +171,8 @@ func TestInterpretedPrograms(t *testing.T) {
 				t.Fatal(err)
 			}
 			on := map[string]bool{"unix": c.opts.BlockUnixSockets, "ns": c.opts.BlockNamespaces,
-				"tty": c.opts.BlockTerminalInjection}
+				"tty": c.opts.BlockTerminalInjection, "keys": c.opts.BlockKeyrings, "setid": c.opts.BlockSetID,
+				"uring": c.opts.BlockUnixSockets || c.opts.BlockSetID}
 			for _, cc := range callCases {
 				nr, ok := modelNums[a.name][cc.syscall]
 				if !ok {
@@ -122,7 +182,7 @@ func TestInterpretedPrograms(t *testing.T) {
 				if on[cc.concern] {
 					want = cc.want
 				}
-				d := seccompData{nr: nr, arch: a.audit, args: [6]uint64{cc.arg0, cc.arg1}}
+				d := seccompData{nr: nr, arch: a.audit, args: cc.args}
 				check(t, fmt.Sprintf("%s/%s: %s", a, c.name, cc.name), prog, d, want)
 				check(t, fmt.Sprintf("%s/%s: %s (model)", a, c.name, cc.name), prog, d, model(a, c.opts, d))
 			}

@@ -29,7 +29,7 @@ func (d seccompData) bytes() []byte {
 
 // run interprets prog over d the way the kernel's seccomp BPF would, for the
 // instructions Build emits (32-bit absolute loads, conditional jumps against
-// a constant, BPF_JA, constant returns). Anything else, a jump past the end,
+// a constant, AND with a constant, BPF_JA, constant returns). Anything else, a jump past the end,
 // a misaligned or out-of-range load, or falling off the end is an error.
 func run(prog []unix.SockFilter, d seccompData) (uint32, error) {
 	data := d.bytes()
@@ -44,6 +44,8 @@ func run(prog []unix.SockFilter, d seccompData) (uint32, error) {
 			acc = binary.LittleEndian.Uint32(data[in.K:])
 		case unix.BPF_RET | unix.BPF_K:
 			return in.K, nil
+		case unix.BPF_ALU | unix.BPF_AND | unix.BPF_K:
+			acc &= in.K
 		case unix.BPF_JMP | unix.BPF_JA:
 			pc += int(in.K)
 		case unix.BPF_JMP | unix.BPF_JEQ | unix.BPF_K, unix.BPF_JMP | unix.BPF_JGT | unix.BPF_K,

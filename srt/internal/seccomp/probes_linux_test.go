@@ -24,7 +24,8 @@ type probe struct {
 	run    func() string
 }
 
-// probes are the ones below followed by the terminal ones (pty_linux_test.go).
+// probes are the ones below followed by the terminal ones (pty_linux_test.go)
+// and the keyring, set-id and socketpair ones (kernel_probes_linux_test.go).
 var probes = append([]probe{
 	{"socket(AF_UNIX)", true, "EPERM", func() string { return sock(unix.AF_UNIX) }},
 	{"socket(AF_UNIX|0xffffffff00000000)", true, "EPERM", func() string { return sock(0xffffffff_00000000 | unix.AF_UNIX) }},
@@ -32,14 +33,7 @@ var probes = append([]probe{
 	{"socket(AF_INET)", true, "OK", func() string { return sock(unix.AF_INET) }},
 	// the filter lets it through (low word 0); the kernel then sees AF_UNSPEC
 	{"socket(0x100000000)", true, "EAFNOSUPPORT", func() string { return sock(0x1_00000000) }},
-	{"socketpair(AF_UNIX)", true, "OK", func() string {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM, 0)
-		if err == nil {
-			unix.Close(fds[0])
-			unix.Close(fds[1])
-		}
-		return errName(err)
-	}},
+	{"socketpair(AF_UNIX)", true, "OK", func() string { return pair(unix.SOCK_STREAM) }},
 	{"io_uring_setup(1)", true, "EPERM", func() string {
 		return fdCall(unix.SYS_IO_URING_SETUP, 1, uintptr(unsafe.Pointer(&ioUringParams[0])), 0)
 	}},
@@ -92,7 +86,7 @@ var probes = append([]probe{
 	{"execve'd grandchild: socket(AF_UNIX)", false, "EPERM", grandchild},
 	{"socket(AF_UNIX) on threads that existed before install", false, "EPERM", onLockedThreads},
 	{"every thread: Seccomp 2, NoNewPrivs 1", true, "OK", allThreadsFiltered},
-}, ptyProbes...)
+}, append(ptyProbes, kernelProbes...)...)
 
 // atFDCWD is a variable so that converting it to uintptr sign-extends.
 var atFDCWD = unix.AT_FDCWD

@@ -1,0 +1,72 @@
+package plan
+
+import (
+	"strings"
+
+	"github.com/srt-sandbox/srt/internal/fsview"
+)
+
+// Writable says whether a command in this sandbox may write the host path
+// p (a real path: no symlinks), and names the rule that lets it: the
+// deepest mount at or above p decides, and only a HostRW one shows the
+// host writable. The sandbox's /dev and (without ProcBind) /proc are its
+// own, not the host's. The kernel's permission checks come on top: the
+// caller decides whether the command's user may write p's file.
+func (p *Plan) Writable(path string) (rule string, ok bool) {
+	for _, h := range p.Helpers {
+		if h == path {
+			return "", false
+		}
+	}
+	if fsview.IsWithin(path, "/dev") || !p.ProcBind && fsview.IsWithin(path, "/proc") {
+		return "", false
+	}
+	deepest := -1
+	for i, m := range p.Mounts {
+		if fsview.IsWithin(path, m.Path) && (deepest < 0 || len(m.Path) > len(p.Mounts[deepest].Path)) {
+			deepest = i
+		}
+	}
+	if deepest >= 0 {
+		if m := p.Mounts[deepest]; m.View == HostRW {
+			return settingsOf(m.Why), true
+		}
+		return "", false
+	}
+	if p.Root == HostRW {
+		return p.rootWhy, true
+	}
+	return "", false
+}
+
+// MountPoint says whether p is a mount point inside the sandbox: an entry
+// the command can neither rename nor remove (EBUSY).
+func (p *Plan) MountPoint(path string) bool {
+	switch path {
+	case "/", "/dev", "/proc":
+		return true
+	}
+	for _, m := range p.Mounts {
+		if m.Path == path {
+			return true
+		}
+	}
+	for _, h := range p.Helpers {
+		if h == path {
+			return true
+		}
+	}
+	return false
+}
+
+// settingsOf keeps the settings a mount's Why names, without srt's own
+// reasons ("pin").
+func settingsOf(why string) string {
+	var out []string
+	for _, w := range strings.Split(why, ", ") {
+		if w != "pin" {
+			out = append(out, w)
+		}
+	}
+	return strings.Join(out, ", ")
+}

@@ -1,0 +1,138 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+
+	"github.com/srt-sandbox/srt/internal/bwrap"
+	"github.com/srt-sandbox/srt/internal/hostexec"
+	"github.com/srt-sandbox/srt/internal/plan"
+)
+
+// The fixes the refusals of a program suggest, by how it was found.
+const (
+	fixBwrapPath   = "set bwrapPath to a copy only root or you can change and no sandbox may write, such as /usr/bin/bwrap"
+	fixBwrapOnPATH = "set bwrapPath to a trusted copy, such as /usr/bin/bwrap, or take that directory off PATH"
+	fixBeside      = "install srt and its programs in a directory only root or you can write, outside filesystem.allowWrite (or add it to filesystem.denyWrite)"
+	fixOnPATH      = "install %[1]s beside srt, or take that directory off PATH"
+	fixConfigured  = "set Options.%[1]s to a program only root or you can change and no sandbox may write"
+)
+
+// bwrapFix is the fix for a refused bubblewrap.
+func bwrapFix(configured string) string {
+	if configured != "" {
+		return fixBwrapPath
+	}
+	return fixBwrapOnPATH
+}
+
+// hostProgram is a program srt runs, as found.
+type hostProgram struct{ name, path, fix string }
+
+// resolve resolves and checks a program on the host (hostexec.Resolve).
+func (h hostProgram) resolve() (*hostexec.Program, error) {
+	return hostexec.Resolve(h.name, h.path, h.fix, os.Getuid())
+}
+
+// programs are what a command is checked against: the programs it makes
+// srt run. The init stage is left out when it is this very program
+// (/proc/self/exe): srt runs the file it is already running, whatever is
+// at its path now. The network's programs are left out once they run.
+func (m *Manager) programs() []hostProgram {
+	out := []hostProgram{{"bwrap", m.bwrap.Path, m.bwrapFix}}
+	if m.initExe != "/proc/self/exe" {
+		out = append(out, hostProgram{"srt-init", m.initExe, m.initFix})
+	}
+	if m.net.current() == nil {
+		if m.net.ext.ownProxy() {
+			if d, err := companion(m.opts.DeciderExecutable, "decider", "DeciderExecutable"); err == nil {
+				out = append(out, d)
+			}
+		}
+		if p, err := companion(m.opts.ProxyExecutable, "srt-proxy", "ProxyExecutable"); err == nil {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// checked are the resolved paths a command runs.
+type checked struct{ bwrap, init string }
+
+// checkPrograms resolves the programs a command makes srt run and refuses
+// any that another user, or a command in this sandbox, could have put
+// there or changed (p.Writable). When everything is set the sandbox may
+// write all the caller may, the programs included (filesystem.disabled,
+// or "/" writable as root): those settings give up this check too
+// (docs/security.md), and only ownership and modes are checked. Then it
+// checks bubblewrap's version, once per binary.
+func (m *Manager) checkPrograms(p *plan.Plan, everything bool) (checked, error) {
+	run := checked{init: m.initExe}
+	for _, h := range m.programs() {
+		prog, err := h.resolve()
+		if err == nil && !everything {
+			err = prog.Check(p, os.Getuid())
+		}
+		if err != nil {
+			return checked{}, err
+		}
+		switch h.name {
+		case "bwrap":
+			run.bwrap = prog.Real
+		case "srt-init":
+			run.init = prog.Real
+		}
+	}
+	m.bwrapMu.Lock()
+	defer m.bwrapMu.Unlock()
+	if m.bwrapChecked.Path != run.bwrap {
+		info := bwrap.Info{Path: run.bwrap, Setuid: m.bwrap.Setuid}
+		if err := bwrap.CheckVersion(&info); err != nil {
+			return checked{}, err
+		}
+		m.bwrapChecked = info
+		m.opts.Logger.Debug().Str("bwrap", info.Path).Str("version", info.Version.String()).Msg("bubblewrap checked")
+	}
+	return run, nil
+}
+
+// companion finds a program srt runs beside itself: configured, beside
+// this program's executable, or on PATH; with the fix a refusal of it
+// suggests. option names its Options field.
+func companion(configured, name, option string) (hostProgram, error) {
+	if configured != "" {
+		return hostProgram{name, configured, fmt.Sprintf(fixConfigured, option)}, nil
+	}
+	if exe, err := os.Executable(); err == nil {
+		if exe, err = filepath.EvalSymlinks(exe); err == nil {
+			p := filepath.Join(filepath.Dir(exe), name)
+			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+				return hostProgram{name, p, fixBeside}, nil
+			}
+		}
+	}
+	p, err := exec.LookPath(name)
+	if err != nil {
+		return hostProgram{}, fmt.Errorf("the network proxy needs %s, installed beside srt or on PATH (scripts/install installs it): %w", name, ErrMissingDependency)
+	}
+	if p, err = filepath.Abs(p); err != nil {
+		return hostProgram{}, err
+	}
+	return hostProgram{name, p, fmt.Sprintf(fixOnPATH, name)}, nil
+}
+
+// startProgram is the resolved path of a network program, checked on the
+// host, as egress starts it.
+func startProgram(configured, name, option string) (string, error) {
+	h, err := companion(configured, name, option)
+	if err != nil {
+		return "", err
+	}
+	prog, err := h.resolve()
+	if err != nil {
+		return "", err
+	}
+	return prog.Real, nil
+}
