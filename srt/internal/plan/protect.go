@@ -95,14 +95,15 @@ func (b *builder) applyProtects() {
 			continue // cannot be created inside anyway
 		}
 		parts := strings.Split(missing, "/")
+		deeper := false // the placeholder stands for a missing directory above the path
 		if !pr.parents {
-			parts = parts[:1] // the first missing component stands for all
+			parts, deeper = parts[:1], len(parts) > 1 // the first missing component stands for all
 		}
 		dir := existing
 		for i, part := range parts {
 			dir = filepath.Join(dir, part)
 			last := i == len(parts)-1
-			w := wanted{Placeholder: Placeholder{Path: dir, Dir: !last || pr.dir || len(parts) < len(strings.Split(missing, "/"))}, protected: last, why: pr.why}
+			w := wanted{Placeholder: Placeholder{Path: dir, Dir: !last || pr.dir || deeper}, protected: last, why: pr.why}
 			if last && !w.Dir {
 				w.Content, w.readable = pr.content, pr.readable || pr.content != ""
 			}
@@ -157,6 +158,7 @@ func (b *builder) protectExisting(pr protect, existing string) *wanted {
 func (b *builder) sharePlaceholders(shared []*wanted, wants map[string]*wanted) {
 	for _, w := range shared {
 		if _, ok := wants[w.Path]; !ok {
+			wants[w.Path] = w // once
 			b.p.Placeholders = append(b.p.Placeholders, w.Placeholder)
 		}
 	}
