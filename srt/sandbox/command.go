@@ -213,7 +213,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		}
 		wants := make([]placeholders.Want, len(p.Placeholders))
 		for i, ph := range p.Placeholders {
-			wants[i] = placeholders.Want{Path: ph.Path, Dir: ph.Dir}
+			wants[i] = placeholders.Want{Path: ph.Path, Dir: ph.Dir, Content: ph.Content}
 		}
 		if c.claim, err = reg.Acquire(wants); err != nil {
 			return nil, fmt.Errorf("sandbox: %w", err)

@@ -95,9 +95,9 @@ func TestMandatoryDenies(t *testing.T) {
 		expect(t, w.sh(s, "echo >> .git/config"), 1, ".git/config: Read-only file system")
 		expect(t, w.sh(s, "echo >> .bashrc"), 1, ".bashrc: Permission denied")
 		expect(t, w.sh(s, "echo >> a/b/.bashrc"), 1, "a/b/.bashrc: Read-only file system")
-		expect(t, w.sh(s, "mkdir -p .vscode"), 1)
+		expect(t, w.sh(s, "mkdir -p .vscode/x"), 1, "Read-only file system")
 		expect(t, w.sh(s, "mkdir -p .claude/commands"), 1)
-		expect(t, w.sh(s, "echo '{}' > .claude/settings.json"), 0) // not protected
+		expect(t, w.sh(s, "echo '{}' > .claude/settings.json"), 1, "Read-only file system") // the whole of .claude
 		expect(t, w.sh(s, "mv .git .g"), 1, "Device or resource busy")
 		expect(t, w.sh(s, "mv a x"), 1, "Device or resource busy")
 		expect(t, w.sh(s, "echo ok > .git/description"), 0) // the rest of .git stays writable

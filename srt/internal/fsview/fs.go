@@ -1,9 +1,11 @@
 package fsview
 
 import (
+	"io"
 	"io/fs"
 	"os"
 	"sort"
+	"syscall"
 )
 
 // FS is the subset of filesystem access the plan builder needs.
@@ -14,6 +16,9 @@ type FS interface {
 	ReadDir(name string) ([]fs.DirEntry, error)
 	// Readlink returns a symlink's target as stored.
 	Readlink(name string) (string, error)
+	// ReadFile returns the first max bytes of a file (a .git file's
+	// gitdir: line, a commondir), following symlinks.
+	ReadFile(name string, max int) ([]byte, error)
 }
 
 // OS is the host filesystem.
@@ -31,3 +36,21 @@ func (OS) ReadDir(name string) ([]fs.DirEntry, error) {
 
 // Readlink implements FS.
 func (OS) Readlink(name string) (string, error) { return os.Readlink(name) }
+
+// ReadFile implements FS. It does not block on a FIFO.
+func (OS) ReadFile(name string, max int) ([]byte, error) {
+	f, err := os.OpenFile(name, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: syscall.EINVAL}
+	}
+	buf := make([]byte, max)
+	n, err := io.ReadFull(f, buf)
+	if err == io.ErrUnexpectedEOF || err == io.EOF {
+		err = nil
+	}
+	return buf[:n], err
+}

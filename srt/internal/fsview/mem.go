@@ -1,6 +1,7 @@
 package fsview
 
 import (
+	"fmt"
 	"io/fs"
 	"path/filepath"
 	"sort"
@@ -19,12 +20,15 @@ type memNode struct {
 	mode   fs.FileMode
 	target string
 	size   int64
+	stat   *syscall.Stat_t // what Sys reports (nil: nothing)
+	data   string          // a file's content
 }
 
 // NewMem builds a tree from a spec: each key is an absolute path; a value of
 // "dir" makes a directory, "file" an empty regular file (mode 0644, or the
-// octal mode given: "file 0200"), "-> T" a symlink to T, and "unreadable" a
-// directory whose listing fails with EACCES. Parents are
+// octal mode given: "file 0200"), "text T" a regular file holding T, "links
+// N" an empty regular file with N hard links, "-> T" a symlink to T, and
+// "unreadable" a directory whose listing fails with EACCES. Parents are
 // created as directories.
 func NewMem(spec map[string]string) *Mem {
 	m := &Mem{nodes: map[string]memNode{"/": {mode: fs.ModeDir | 0o755}}}
@@ -48,6 +52,15 @@ func NewMem(spec map[string]string) *Mem {
 			m.nodes[p] = memNode{mode: fs.ModeDir}
 		case v == "file":
 			m.nodes[p] = memNode{mode: 0o644}
+		case strings.HasPrefix(v, "text "):
+			data := strings.TrimPrefix(v, "text ")
+			m.nodes[p] = memNode{mode: 0o644, data: data, size: int64(len(data))}
+		case strings.HasPrefix(v, "links "):
+			st := &syscall.Stat_t{}
+			if _, err := fmt.Sscan(strings.TrimPrefix(v, "links "), &st.Nlink); err != nil {
+				panic("fsview.NewMem: bad spec value " + v)
+			}
+			m.nodes[p] = memNode{mode: 0o644, stat: st}
 		case strings.HasPrefix(v, "file 0"):
 			mode, err := strconv.ParseUint(strings.TrimPrefix(v, "file "), 8, 12)
 			if err != nil {
@@ -97,6 +110,22 @@ func (m *Mem) ReadDir(name string) ([]fs.DirEntry, error) {
 	return out, nil
 }
 
+// ReadFile implements FS.
+func (m *Mem) ReadFile(name string, max int) ([]byte, error) {
+	real, err := Realpath(m, name)
+	if err != nil {
+		return nil, err
+	}
+	n := m.nodes[real]
+	if !n.mode.IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: name, Err: syscall.EINVAL}
+	}
+	if len(n.data) > max {
+		return []byte(n.data[:max]), nil
+	}
+	return []byte(n.data), nil
+}
+
 // Readlink implements FS.
 func (m *Mem) Readlink(name string) (string, error) {
 	n, ok := m.nodes[name]
@@ -116,4 +145,9 @@ func (i memInfo) Size() int64        { return i.n.size }
 func (i memInfo) Mode() fs.FileMode  { return i.n.mode }
 func (i memInfo) ModTime() time.Time { return time.Time{} }
 func (i memInfo) IsDir() bool        { return i.n.mode.IsDir() }
-func (i memInfo) Sys() any           { return nil }
+func (i memInfo) Sys() any {
+	if i.n.stat == nil {
+		return nil
+	}
+	return i.n.stat
+}

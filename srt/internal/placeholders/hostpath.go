@@ -3,6 +3,7 @@ package placeholders
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -51,9 +52,9 @@ var errParentMoved = errors.New("a parent directory was replaced by a symlink si
 
 type fileID struct{ Dev, Ino uint64 }
 
-// create makes an empty placeholder file or directory at p and returns
-// its identity.
-func create(p string, dir bool) (fileID, error) {
+// create makes a placeholder directory, or file holding content, at p and
+// returns its identity.
+func create(p string, dir bool, content string) (fileID, error) {
 	fd, base, err := openParent(p)
 	if err != nil {
 		return fileID{}, err
@@ -65,7 +66,11 @@ func create(p string, dir bool) (fileID, error) {
 		var f int
 		f, err = unix.Openat(fd, base, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 		if err == nil {
-			unix.Close(f)
+			file := os.NewFile(uintptr(f), p)
+			_, err = file.WriteString(content)
+			if cerr := file.Close(); err == nil {
+				err = cerr
+			}
 		}
 	}
 	if err != nil {
@@ -92,9 +97,9 @@ func sameFile(p string, e entry) bool {
 	return ok && e.Ino != 0 && id.Dev == e.Dev && id.Ino == e.Ino
 }
 
-// removeIfOurs removes a placeholder only while it is still the empty file
-// or directory srt created (same device and inode, still empty): anything
-// else is the user's now. The entry is checked and removed relative to its
+// removeIfOurs removes a placeholder only while it is still the file
+// (holding what srt wrote) or the empty directory srt created (same device
+// and inode): anything else is the user's now. The entry is checked and removed relative to its
 // parent, opened without following symlinks (openParent), so neither the
 // check nor the removal can be redirected to another directory.
 func removeIfOurs(e entry) error {
@@ -114,7 +119,7 @@ func removeIfOurs(e entry) error {
 	switch {
 	case e.Dir && st.Mode&unix.S_IFMT == unix.S_IFDIR:
 		flags = unix.AT_REMOVEDIR // fails while it is not empty
-	case !e.Dir && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size == 0:
+	case !e.Dir && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size == int64(len(e.Content)) && holds(fd, base, e.Content):
 	default:
 		return nil
 	}
@@ -124,6 +129,22 @@ func removeIfOurs(e entry) error {
 	default:
 		return fmt.Errorf("removing placeholder %s: %w", e.Path, err)
 	}
+}
+
+// holds says whether the file name of directory dir holds exactly content.
+func holds(dir int, name, content string) bool {
+	if content == "" {
+		return true // the size said so
+	}
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	f := os.NewFile(uintptr(fd), name)
+	defer f.Close()
+	buf := make([]byte, len(content)+1)
+	n, _ := io.ReadFull(f, buf)
+	return string(buf[:n]) == content
 }
 
 // removeTree removes the entry name of directory parent and, when it is a

@@ -14,8 +14,11 @@ import (
 type entry struct {
 	Path string `json:"path"`
 	Dir  bool   `json:"dir"`
-	Dev  uint64 `json:"dev"`
-	Ino  uint64 `json:"ino"`
+	// Content is what srt wrote in a file placeholder: it is removed only
+	// while it still holds exactly that.
+	Content string `json:"content,omitempty"`
+	Dev     uint64 `json:"dev"`
+	Ino     uint64 `json:"ino"`
 }
 
 // journal is what one run uses, keyed by its process.

@@ -11,10 +11,14 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// Want is a placeholder a plan needs.
+// Want is a placeholder a plan needs. Wants are created in order, so a
+// directory comes before the placeholders in it; they are removed in the
+// opposite order.
 type Want struct {
 	Path string
 	Dir  bool
+	// Content is what a file placeholder holds (usually nothing).
+	Content string
 }
 
 // Registry coordinates placeholders between srt processes (through the
@@ -143,7 +147,7 @@ func (r *Registry) Acquire(wants []Want) (*Claim, error) {
 	}
 	// Record intent first.
 	for _, w := range wants {
-		j.Entries = append(j.Entries, entry{Path: w.Path, Dir: w.Dir})
+		j.Entries = append(j.Entries, entry{Path: w.Path, Dir: w.Dir, Content: w.Content})
 	}
 	if err := j.write(r.dir); err != nil {
 		return nil, fmt.Errorf("placeholder registry: %w", err)
@@ -155,7 +159,7 @@ func (r *Registry) Acquire(wants []Want) (*Claim, error) {
 			kept = append(kept, k) // another live run's placeholder: share it
 			continue
 		}
-		id, err := create(e.Path, e.Dir)
+		id, err := create(e.Path, e.Dir, e.Content)
 		if errors.Is(err, errParentMoved) {
 			j.Entries = kept
 			j.write(r.dir)
@@ -195,7 +199,8 @@ func (c *Claim) Release() error {
 			}
 		}
 	}
-	for _, e := range c.j.Entries {
+	for i := len(c.j.Entries) - 1; i >= 0; i-- { // a directory after what is in it
+		e := c.j.Entries[i]
 		if !inUse[e.Path] {
 			if err := removeIfOurs(e); err != nil {
 				errs = append(errs, err)
@@ -222,8 +227,8 @@ func (r *Registry) collect(all []*journal) {
 		}
 	}
 	for _, j := range dead {
-		for _, e := range j.Entries {
-			if !inUse[e.Path] && e.Ino != 0 {
+		for i := len(j.Entries) - 1; i >= 0; i-- {
+			if e := j.Entries[i]; !inUse[e.Path] && e.Ino != 0 {
 				removeIfOurs(e)
 			}
 		}

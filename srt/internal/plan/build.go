@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"sort"
 	"strings"
 	"syscall"
 
@@ -337,7 +336,7 @@ func (b *builder) allowWrite(s spelled) {
 // path it names.
 func (b *builder) denyWrite(s spelled) error {
 	if !s.pattern {
-		b.protect = append(b.protect, protect{abs: s.abs, why: s.field})
+		b.protect = append(b.protect, protect{abs: s.abs, why: s.field, entry: s.entry})
 		return nil
 	}
 	targets, err := b.targets(s, true)
@@ -345,53 +344,9 @@ func (b *builder) denyWrite(s spelled) error {
 		return err
 	}
 	for _, t := range targets {
-		b.protect = append(b.protect, protect{abs: t.path, why: s.field})
+		b.protect = append(b.protect, protect{abs: t.path, why: s.field, entry: s.entry})
 	}
 	return nil
-}
-
-// applyProtects marks write-protected paths, creates placeholders for
-// missing ones that could otherwise be created, and pins the writable
-// directories above them.
-func (b *builder) applyProtects() {
-	var placeholders []Placeholder
-	seen := map[string]bool{}
-	for _, pr := range b.protect {
-		existing, missing, err := fsview.ResolveExisting(b.in.FS, pr.abs)
-		if err != nil {
-			continue
-		}
-		if missing == "" {
-			if existing == "/" {
-				b.t.root.writeDeny = true
-				continue
-			}
-			fi, err := b.in.FS.Lstat(existing)
-			if err != nil {
-				continue
-			}
-			n := b.t.get(existing, fi.IsDir())
-			b.mark(n, pr.why, func(n *node) { n.writeDeny = true })
-			b.pinAbove(filepath.Dir(existing))
-			continue
-		}
-		if !b.t.readable(existing) || !b.t.writable(existing) {
-			continue // cannot be created inside anyway
-		}
-		first := strings.SplitN(missing, "/", 2)
-		c := filepath.Join(existing, first[0])
-		if seen[c] {
-			continue
-		}
-		seen[c] = true
-		isDir := len(first) > 1
-		placeholders = append(placeholders, Placeholder{Path: c, Dir: isDir})
-		n := b.t.get(c, isDir)
-		b.mark(n, pr.why+" (placeholder)", func(n *node) { n.placeholder, n.writeDeny = true, true })
-		b.pinAbove(existing)
-	}
-	sort.Slice(placeholders, func(i, j int) bool { return placeholders[i].Path < placeholders[j].Path })
-	b.p.Placeholders = placeholders
 }
 
 // pinAbove pins dir and every writable directory above it up to the top of

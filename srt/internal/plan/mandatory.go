@@ -7,69 +7,76 @@ import (
 	"strings"
 )
 
-// Files and directories that are always write-protected when they sit in the
-// working directory (or, for existing ones, below it down to
-// mandatoryDenySearchDepth): each can make a later host-side program run
-// code the sandboxed command wrote.
-var (
-	// Shell and tool start-up files, and the MCP server list.
-	protectedFiles = []string{
-		".gitconfig",  // git config: core.fsmonitor, aliases, hooksPath run code
-		".gitmodules", // submodule URLs and update commands
-		".bashrc", ".bash_profile", ".zshrc", ".zprofile", ".profile",
-		".ripgreprc", // rg --pre runs a program on every file
-		".mcp.json",  // MCP servers an agent starts
-	}
-	// Editor and agent directories whose contents run as tasks or prompts.
-	protectedDirs = []string{".vscode", ".idea", ".claude/commands", ".claude/agents"}
-)
+// startup is a file or directory that is always write-protected where the
+// rules would let the command write it: each makes a later host program run
+// code (or follow instructions) the sandboxed command wrote.
+type startup struct {
+	rel string
+	dir bool
+	// content is what a missing file's placeholder holds, where an empty
+	// file would mean something other than no file (bash stops looking
+	// for a login file at the first that exists; a JSON reader fails on
+	// an empty file).
+	content string
+	// readable: a missing file's placeholder reads as empty inside, for
+	// files programs open whenever they exist (git warns on every
+	// command about a .gitmodules it cannot open).
+	readable bool
+	why      string
+}
+
+// cwdProtects are protected in the working directory (missing ones get a
+// placeholder); below it, down to mandatoryDenySearchDepth, where they
+// exist (the directories one level less deep). The reference's list, with
+// the whole of .claude.
+var cwdProtects = []startup{
+	{rel: ".gitconfig", why: "git config: core.fsmonitor, aliases and hooksPath run code"},
+	{rel: ".gitmodules", readable: true, why: "submodule URLs and update commands"},
+	{rel: ".bashrc", why: "bash"},
+	{rel: ".bash_profile", why: "bash login shells"},
+	{rel: ".zshrc", why: "zsh"},
+	{rel: ".zprofile", why: "zsh login shells"},
+	{rel: ".profile", why: "sh and bash login shells"},
+	{rel: ".ripgreprc", why: "rg --pre runs a program on every file"},
+	{rel: ".mcp.json", content: mcpJSON, why: "MCP servers an agent starts"},
+	{rel: ".vscode", dir: true, why: "tasks and settings run commands"},
+	{rel: ".idea", dir: true, why: "run configurations and file watchers"},
+	// The whole directory, existing or not (the reference protects only
+	// commands/ and agents/ and leaves settings.json writable): its
+	// settings.json and settings.local.json hooks run commands on the
+	// host, and the rest are prompts and agents Claude Code follows.
+	{rel: ".claude", dir: true, why: "Claude Code: settings hooks, commands, agents"},
+}
+
+// mcpJSON is the placeholder of a missing .mcp.json: no servers, and valid
+// JSON for the agent on the host that reads it while the sandbox runs.
+const mcpJSON = "{\"mcpServers\":{}}\n"
 
 // maxScanEntries bounds the mandatory-deny walk; past it srt warns that
 // deeper files were not looked at.
 const maxScanEntries = 50000
 
-// protect records a path that must not be written. Existing paths get a
-// read-only mount; a missing one gets a placeholder when it could otherwise
-// be created.
-type protect struct {
-	abs, why string
-}
-
-// mandatory lists the protected paths under the working directory.
+// mandatory lists the always-protected paths: in $HOME, in the repository
+// around the working directory, in the working directory and below it.
+// $HOME's come first: where the working directory is $HOME, their
+// placeholders are the ones used.
 func (b *builder) mandatory() []protect {
+	out := b.homeProtects()
+	out = append(out, b.globalHooksPath()...)
+	out = append(out, b.enclosingRepo()...)
 	cwd := b.in.Cwd
 	if !b.anyWritableUnder(cwd) {
-		return nil // nothing here can be written: nothing to protect
+		return out // nothing here can be written: nothing to protect
 	}
-	var out []protect
-	add := func(p, why string) { out = append(out, protect{abs: p, why: why}) }
-	for _, f := range protectedFiles {
-		add(filepath.Join(cwd, f), "mandatory")
+	for _, s := range cwdProtects {
+		out = append(out, s.protect(cwd))
 	}
-	for _, d := range protectedDirs {
-		add(filepath.Join(cwd, d), "mandatory")
-	}
-	out = append(out, b.gitProtects(filepath.Join(cwd, ".git"), true)...)
-	out = append(out, b.scan(cwd)...)
-	return out
+	out = append(out, b.gitProtects(filepath.Join(cwd, ".git"))...)
+	return append(out, b.scan(cwd)...)
 }
 
-// gitProtects protects a repository's hooks and config. A .git file (a
-// worktree or submodule pointer) is protected itself; a missing .git gives
-// nothing.
-func (b *builder) gitProtects(gitPath string, top bool) []protect {
-	fi, err := b.in.FS.Lstat(gitPath)
-	if err != nil {
-		return nil
-	}
-	if !fi.IsDir() {
-		return []protect{{abs: gitPath, why: "mandatory"}}
-	}
-	out := []protect{{abs: filepath.Join(gitPath, "hooks"), why: "mandatory"}}
-	if !b.in.Config.Filesystem.AllowGitConfig {
-		out = append(out, protect{abs: filepath.Join(gitPath, "config"), why: "mandatory"})
-	}
-	return out
+func (s startup) protect(dir string) protect {
+	return protect{abs: filepath.Join(dir, s.rel), why: "mandatory", dir: s.dir, content: s.content, readable: s.readable}
 }
 
 // anyWritableUnder says whether dir or anything beneath it may be written.
@@ -86,16 +93,18 @@ func (b *builder) anyWritableUnder(dir string) bool {
 }
 
 // scan walks below the working directory for existing protected files (at
-// most depth components deep), protected directories and nested
-// repositories (one level less), skipping node_modules. Directories it
-// cannot list while they are writable are protected whole.
+// most depth components deep), protected directories and repositories
+// (one level less), skipping node_modules. Every entry named .git is a
+// repository, whatever is in it: a command could move any file srt looked
+// for aside for one run. Directories it cannot list while they are
+// writable are protected whole.
 func (b *builder) scan(cwd string) []protect {
 	depthLimit := b.in.Config.MandatoryDenySearchDepth
 	var out []protect
 	seen := 0
-	files := map[string]bool{}
-	for _, f := range protectedFiles {
-		files[f] = true
+	byName := map[string]startup{}
+	for _, s := range cwdProtects {
+		byName[s.rel] = s
 	}
 	var walk func(dir string, level int)
 	walk = func(dir string, level int) {
@@ -111,26 +120,20 @@ func (b *builder) scan(cwd string) []protect {
 		}
 		for _, e := range ents {
 			seen++
-			name := e.Name()
-			p := filepath.Join(dir, name)
 			if level == 1 {
 				continue // the working directory's own entries are handled by mandatory()
 			}
+			name := e.Name()
+			p := filepath.Join(dir, name)
+			link := e.Type()&fs.ModeSymlink != 0
+			s, known := byName[name]
 			switch {
-			case e.Type().IsRegular() && files[name]:
+			case name == ".git" && level < depthLimit:
+				out = append(out, b.gitProtects(p)...)
+			case known && s.dir && (e.IsDir() || link) && level < depthLimit:
+				out = append(out, protect{abs: p, why: "mandatory", dir: true})
+			case known && !s.dir && (e.Type().IsRegular() || link):
 				out = append(out, protect{abs: p, why: "mandatory"})
-			case e.IsDir() && level < depthLimit && (name == ".vscode" || name == ".idea"):
-				out = append(out, protect{abs: p, why: "mandatory"})
-			case e.IsDir() && level < depthLimit && name == ".claude":
-				for _, sub := range []string{"commands", "agents"} {
-					if _, err := b.in.FS.Lstat(filepath.Join(p, sub)); err == nil {
-						out = append(out, protect{abs: filepath.Join(p, sub), why: "mandatory"})
-					}
-				}
-			case e.IsDir() && level < depthLimit && name == ".git":
-				if _, err := b.in.FS.Lstat(filepath.Join(p, "HEAD")); err == nil {
-					out = append(out, b.gitProtects(p, false)...)
-				}
 			}
 		}
 		if level >= depthLimit {

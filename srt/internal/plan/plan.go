@@ -99,6 +99,15 @@ type Mount struct {
 type Placeholder struct {
 	Path string
 	Dir  bool
+	// Content is what a file placeholder holds (most are empty): for a
+	// file that host programs read while it exists (.git/commondir), the
+	// content that means what its absence meant.
+	Content string
+	// Existing: the path existed when the plan was made. srt asks for
+	// it anyway: if it is another live run's placeholder, the two runs
+	// share it; if it has gone since, srt makes it again; a file of the
+	// user's is left alone.
+	Existing bool
 }
 
 // EnvOp sets (Unset false) or removes a variable inside the sandbox.

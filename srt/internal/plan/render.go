@@ -24,6 +24,13 @@ func (p *Plan) String() string {
 		if ph.Dir {
 			kind = "dir"
 		}
+		if ph.Existing {
+			kind += " (if another run's)"
+		}
+		if ph.Content != "" {
+			fmt.Fprintf(&sb, "placeholder %s %s %q\n", kind, ph.Path, ph.Content)
+			continue
+		}
 		fmt.Fprintf(&sb, "placeholder %s %s\n", kind, ph.Path)
 	}
 	for _, h := range p.Helpers {

@@ -15,10 +15,17 @@ type node struct {
 	writeAllow, writeDeny bool
 	// strongDeny is a credentials.files deny: no allow re-opens it.
 	strongDeny bool
+	// seal write-protects the node like writeDeny, except beneath a
+	// reopen node: .git/modules is sealed, the git directories in it are
+	// reopened.
+	seal, reopen bool
 	// pin makes the node a mount point even when its view is inherited.
 	pin         bool
 	placeholder bool
-	why         []string
+	// readablePlaceholder: a file placeholder reads as what srt wrote in
+	// it (git opens these files and fails on EACCES), not as null.
+	readablePlaceholder bool
+	why                 []string
 }
 
 type tree struct {
@@ -108,14 +115,19 @@ func (t *tree) readable(p string) bool {
 }
 
 // writable says whether p may be written: an allowWrite at or above it and
-// no denyWrite at or above it.
+// no denyWrite at or above it (a seal counts as a deny unless a reopen lies
+// between it and p).
 func (t *tree) writable(p string) bool {
-	allowed, denied := false, false
+	allowed, denied, open := false, false, false
 	t.ancestors(p, func(n *node) bool {
-		if n.writeDeny {
+		if n.writeDeny || n.seal && !open {
 			denied = true
 			return false
 		}
+		if n.seal {
+			open = false // a reopen lifts the one seal above it
+		}
+		open = open || n.reopen
 		allowed = allowed || n.writeAllow
 		return true
 	})
@@ -125,7 +137,7 @@ func (t *tree) writable(p string) bool {
 // desired is the view a node should have.
 func (t *tree) desired(n *node) View {
 	switch {
-	case n.placeholder && !n.isDir:
+	case n.placeholder && !n.isDir && !n.readablePlaceholder:
 		return NullFile
 	case n.placeholder:
 		return HostRO

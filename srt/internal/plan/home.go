@@ -1,0 +1,95 @@
+package plan
+
+import (
+	"path/filepath"
+
+	"github.com/srt-sandbox/srt/internal/fsview"
+)
+
+// homeStartup are the start-up files of shells and tools in $HOME: each is
+// protected whenever the rules would let the command write it ($HOME, or a
+// directory above it, is writable), whatever the working directory. A
+// missing one gets a placeholder; missing directories above it get writable
+// placeholders, so that protecting ~/.ssh/config does not make a missing
+// ~/.ssh or ~/.config read-only for the tools that keep files there.
+//
+// The list stops the common start-up files, not every way a writable home
+// reaches the host: programs installed in directories on PATH (~/.local/bin,
+// ~/bin, ~/.cargo/bin), Python's site-packages (.pth files) and the
+// configuration of less common tools are not in it (see docs/security.md).
+// Each entry costs a mount in every run that may write $HOME, and a missing
+// one a placeholder created and removed on the host.
+var homeStartup = []startup{
+	// Shells.
+	{rel: ".bashrc", why: "every interactive bash"},
+	{rel: ".bash_profile", content: bashProfile, why: "bash login shells"},
+	{rel: ".bash_login", content: bashLogin, why: "bash login shells without .bash_profile"},
+	{rel: ".profile", why: "sh, dash and bash login shells, display managers"},
+	{rel: ".bash_logout", why: "bash login shells, at exit"},
+	{rel: ".bash_aliases", why: "sourced by Debian's and Ubuntu's default .bashrc"},
+	{rel: ".zshenv", why: "every zsh, scripts included"},
+	{rel: ".zprofile", why: "zsh login shells"},
+	{rel: ".zshrc", why: "interactive zsh"},
+	{rel: ".zlogin", why: "zsh login shells"},
+	{rel: ".zlogout", why: "zsh login shells, at exit"},
+	{rel: ".config/fish", dir: true, why: "fish: config.fish, conf.d/ and functions/ run in every fish"},
+	{rel: ".inputrc", why: "readline key bindings can type and run commands in every bash"},
+	// Login sessions.
+	{rel: ".xsessionrc", why: "sourced by Debian's X session start-up"},
+	{rel: ".xprofile", why: "sourced by display managers at login"},
+	{rel: ".config/autostart", dir: true, why: "desktop sessions start its entries at login"},
+	{rel: ".config/systemd/user", dir: true, why: "systemd --user starts its units"},
+	{rel: ".config/environment.d", dir: true, why: "the environment of every systemd --user service (LD_PRELOAD)"},
+	// git and ssh.
+	{rel: ".gitconfig", why: "git: core.fsmonitor, core.hooksPath, aliases and filters run code in every repository"},
+	{rel: ".config/git", dir: true, why: "git's XDG config and attributes, read beside ~/.gitconfig"},
+	{rel: ".ssh/config", why: "ssh: ProxyCommand, LocalCommand and Match exec run commands"},
+	{rel: ".ssh/rc", why: "sshd runs it at every login"},
+	{rel: ".ssh/environment", why: "sshd sets it at login (PermitUserEnvironment)"},
+	{rel: ".ssh/authorized_keys", why: "sshd lets its keys log in"},
+	{rel: ".ssh/authorized_keys2", why: "sshd's second default AuthorizedKeysFile"},
+	// Agents.
+	{rel: ".claude", dir: true, why: "Claude Code: settings.json hooks, commands, agents, CLAUDE.md"},
+	{rel: ".claude.json", content: "{}\n", why: "Claude Code: the MCP servers it starts"},
+	{rel: ".mcp.json", content: mcpJSON, why: "MCP servers an agent started in ~ starts"},
+	// Tools that run code from their configuration.
+	{rel: ".npmrc", why: "npm: node-options and script-shell run code in every npm run"},
+	{rel: ".cargo/config.toml", why: "cargo: build.rustc-wrapper runs a program in every build"},
+	{rel: ".vimrc", why: "vim"},
+	{rel: ".vim", dir: true, why: "vim: plugin/ and ftplugin/ run at start"},
+	{rel: ".config/nvim", dir: true, why: "neovim: init.lua, plugin/"},
+	{rel: ".emacs", why: "emacs"},
+	{rel: ".emacs.d", dir: true, why: "emacs: init.el"},
+	{rel: ".tmux.conf", why: "tmux: run-shell and hooks"},
+}
+
+// The placeholders of bash's login files read the next file bash would
+// have read without them: bash runs only the first of .bash_profile,
+// .bash_login and .profile that exists, and an empty placeholder would
+// hide the user's .profile from every login shell started meanwhile.
+const (
+	bashProfile = "# srt: placeholder while a sandbox runs; reads what bash would read without it\n" +
+		"if [ -f \"$HOME/.bash_login\" ]; then . \"$HOME/.bash_login\"; elif [ -f \"$HOME/.profile\" ]; then . \"$HOME/.profile\"; fi\n"
+	bashLogin = "# srt: placeholder while a sandbox runs; reads what bash would read without it\n" +
+		"if [ -f \"$HOME/.profile\" ]; then . \"$HOME/.profile\"; fi\n"
+)
+
+// homeProtects lists the entries of homeStartup the rules would let the
+// command write.
+func (b *builder) homeProtects() []protect {
+	home := b.in.Home
+	if home == "" {
+		return nil
+	}
+	var out []protect
+	for _, s := range homeStartup {
+		existing, _, err := fsview.ResolveExisting(b.in.FS, filepath.Join(home, s.rel))
+		if err != nil || !b.t.writable(existing) {
+			continue
+		}
+		pr := s.protect(home)
+		pr.parents = true
+		out = append(out, pr)
+	}
+	return out
+}
