@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/srt-sandbox/srt/internal/bwrap"
 	"github.com/srt-sandbox/srt/internal/fsview"
 	"github.com/srt-sandbox/srt/internal/initstage"
 	"github.com/srt-sandbox/srt/internal/placeholders"
@@ -157,8 +158,14 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 			return nil, err
 		}
 	}
+	// The groups decide which symlinks the caller could have made (see
+	// plan's trust.go): without them srt cannot tell, and runs nothing.
+	gids, err := os.Getgroups()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: reading your groups: %w", err)
+	}
 	in := plan.Input{
-		Config: cfg, FS: fsview.OS{}, Cwd: filepath.Clean(o.dir), Home: filepath.Clean(home), UID: os.Getuid(), TmpDir: plan.PrivateTmp,
+		Config: cfg, FS: fsview.OS{}, Cwd: filepath.Clean(o.dir), Home: filepath.Clean(home), UID: os.Getuid(), GID: os.Getgid(), Groups: gids, TmpDir: plan.PrivateTmp,
 		Env: o.env, Command: []string{m.shell, "-c", command},
 		Proxy: m.proxyPlan(key), Listen: listenAddrs, Helpers: []string{m.net.helper},
 	}
@@ -200,12 +207,34 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	if err := c.openChannel(m.initExe); err != nil {
 		return nil, err
 	}
-	options, inside := p.BwrapArgs(initstage.ExePath)
-	args, err := argsFile(options)
+	// The grants are opened and checked now, after the placeholders
+	// exist, and bound by descriptor (see openGrants).
+	grants, err := openGrants(p)
 	if err != nil {
 		return nil, err
 	}
+	firstFD := 0
+	if m.bwrap.HasBindFD() {
+		firstFD = argsFD + 1
+	} else {
+		for _, g := range grants {
+			g.Close()
+		}
+		if len(grants) > 0 {
+			fmt.Fprintf(m.opts.Warnings, "srt: warning: bubblewrap %s has no --bind-fd (%s and later have it): the writable and re-allowed paths are bound by name, so a process that replaces one with a symlink while the sandbox starts can move the grant elsewhere; upgrade bubblewrap\n", m.bwrap.Version, bwrap.BindFDVersion)
+		}
+		grants = nil
+	}
+	options, inside := p.BwrapArgs(initstage.ExePath, firstFD)
+	args, err := argsFile(options)
+	if err != nil {
+		for _, g := range grants {
+			g.Close()
+		}
+		return nil, err
+	}
 	c.childEnds = append(c.childEnds, args)
+	c.childEnds = append(c.childEnds, grants...)
 
 	cmd := exec.CommandContext(ctx, m.bwrap.Path, append([]string{"--args", fmt.Sprint(argsFD), "--"}, inside...)...)
 	cmd.Dir = o.dir

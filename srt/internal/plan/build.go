@@ -7,10 +7,8 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"syscall"
 
 	"github.com/srt-sandbox/srt/internal/fsview"
-	"github.com/srt-sandbox/srt/internal/glob"
 	"github.com/srt-sandbox/srt/internal/initstage"
 	"github.com/srt-sandbox/srt/settings"
 )
@@ -33,13 +31,18 @@ type builder struct {
 	t       *tree
 	p       *Plan
 	protect []protect
+	// readDenied are the real paths that denyRead, credentials.files and
+	// the CA key hide: their writable ancestors are pinned.
+	readDenied []string
+	// warned records the symlinks already named in a warning, by entry.
+	warned map[string]bool
 }
 
 // Build computes the plan for in. It reads the filesystem through in.FS and
 // does nothing else.
 func Build(in Input) (*Plan, error) {
 	cfg := in.Config
-	b := &builder{in: in, p: &Plan{
+	b := &builder{in: in, warned: map[string]bool{}, p: &Plan{
 		ProcBind: cfg.EnableWeakerNestedSandbox,
 		Command:  in.Command,
 	}}
@@ -120,7 +123,8 @@ func (b *builder) rules() error {
 		b.allowWrite(b.spell(fmt.Sprintf("filesystem.allowWrite.%d", i), e))
 	}
 	// Default write paths, unless a read deny hides them.
-	if n, ok := b.existing(filepath.Join(b.in.Home, ".npm/_logs")); ok && b.t.readable(n.path) {
+	npm := spelled{field: "the default write path", entry: "~/.npm/_logs", base: b.in.Home, rest: ".npm/_logs", abs: filepath.Join(b.in.Home, ".npm/_logs")}
+	if n, ok := b.existing(npm.abs); ok && b.t.readable(n.path) && b.granted(npm, npm.abs) {
 		b.mark(n, "default write path", func(n *node) { n.writeAllow = true })
 	}
 	for i, e := range fsCfg.DenyWrite {
@@ -138,12 +142,12 @@ func (b *builder) rules() error {
 // the filesystem rules off), the certificate re-allowed as an allowRead.
 func (b *builder) caFiles() error {
 	if b.in.CACert != "" && !b.in.Config.Filesystem.Disabled {
-		if err := b.read(spelled{field: "network.tlsTerminate.caCertPath", entry: b.in.CACert, abs: b.in.CACert}, false, false); err != nil {
+		if err := b.read(spellAbs("network.tlsTerminate.caCertPath", b.in.CACert), false, false); err != nil {
 			return err
 		}
 	}
 	if b.in.CAKey != "" {
-		return b.read(spelled{field: "network.tlsTerminate.caKeyPath", entry: b.in.CAKey, abs: b.in.CAKey}, true, true)
+		return b.read(spellAbs("network.tlsTerminate.caKeyPath", b.in.CAKey), true, true)
 	}
 	return nil
 }
@@ -164,6 +168,13 @@ func (b *builder) existing(p string) (*node, bool) {
 
 // read adds the targets of a denyRead (deny) or allowRead entry.
 func (b *builder) read(s spelled, deny, strong bool) error {
+	if s.dotdot {
+		if deny {
+			return fmt.Errorf("%s %q: a \"..\" after a wildcard cannot be expanded; write the path without it: %w", s.field, s.entry, settings.ErrInvalid)
+		}
+		b.warn("%s %q has a \"..\" after a wildcard, which srt does not expand, so the entry re-allows nothing; write the path without it", s.field, s.entry)
+		return nil
+	}
 	targets, err := b.targets(s, deny)
 	if err != nil {
 		return err
@@ -175,6 +186,9 @@ func (b *builder) read(s spelled, deny, strong bool) error {
 		}
 		if deny && t.links > 1 {
 			b.warn("%s %q names %s, which has %d hard links: the denied path cannot be read, but the file's other names can; deny their directories too, or remove the extra links", s.field, s.entry, t.path, t.links)
+		}
+		if deny {
+			b.readDenied = append(b.readDenied, t.path)
 		}
 		n := b.t.get(t.path, t.isDir)
 		b.mark(n, s.field, func(n *node) {
@@ -212,98 +226,21 @@ func (b *builder) denyRoot(s spelled, strong bool) {
 	}
 }
 
-type target struct {
-	path  string
-	isDir bool
-	links uint64 // hard links of a file (0 when unknown)
-}
-
-// targets resolves an entry to the real paths it names now. A pattern is
-// expanded; so is, for a deny, a directory it could not list.
-func (b *builder) targets(s spelled, deny bool) ([]target, error) {
-	var out []target
-	add := func(p string) {
-		real, fi, err := fsview.Stat(b.in.FS, p)
-		if err != nil {
-			return
-		}
-		if underProc(real) {
-			b.warn("%s %q names %s under /proc; the sandbox gets a fresh /proc, so the entry has no effect", s.field, s.entry, real)
-			return
-		}
-		t := target{path: real, isDir: fi.IsDir()}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && !fi.IsDir() {
-			t.links = uint64(st.Nlink)
-		}
-		out = append(out, t)
-	}
-	if !s.pattern {
-		add(s.abs)
-		if len(out) == 0 {
-			b.note("%s %q: %s does not exist", s.field, s.entry, s.abs)
-		}
-		return out, nil
-	}
-	add(s.abs) // a pattern is also the path of that name where it exists
-	pat, err := glob.Compile(s.abs)
-	if err != nil {
-		return nil, fmt.Errorf("%s %q: %w", s.field, s.entry, err)
-	}
-	if pat.LeadingWildcard() {
-		b.warn("%s %q starts with a wildcard, so srt cannot expand it and it has no effect; root it in a directory (for example \"~/**/*.pem\")", s.field, s.entry)
-		return out, nil
-	}
-	exp, err := glob.Expand(b.in.FS, pat, glob.ExpandOptions{FollowSymlinks: false})
-	if err != nil {
-		if deny {
-			return nil, fmt.Errorf("%s %q: %w: %w", s.field, s.entry, ErrGlobTooBroad, err)
-		}
-		b.warn("%s %q: %v; the entry re-allows nothing", s.field, s.entry, err)
-		return out, nil
-	}
-	for _, m := range exp.Matches {
-		if !deny {
-			if fi, err := b.in.FS.Lstat(m); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-				continue // allowRead patterns do not follow symlinks
-			}
-		}
-		add(m)
-	}
-	if deny {
-		for _, d := range exp.Unlistable {
-			add(d)
-		}
-	}
-	return dedupe(out), nil
-}
-
-func dedupe(ts []target) []target {
-	seen := map[string]bool{}
-	out := ts[:0]
-	for _, t := range ts {
-		if !seen[t.path] {
-			seen[t.path] = true
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-func underProc(p string) bool { return p == "/proc" || strings.HasPrefix(p, "/proc/") }
-
 // allowWrite adds an allowWrite entry. Patterns are not expanded for
 // writes; one that names an existing path literally grants that path.
 func (b *builder) allowWrite(s spelled) {
-	p := s.abs
 	if s.pattern {
-		if _, err := b.in.FS.Lstat(p); err != nil {
+		if _, err := b.in.FS.Lstat(s.abs); s.dotdot || err != nil {
 			b.warn("%s %q is a pattern; srt grants writes only to paths, so this entry grants nothing", s.field, s.entry)
 			return
 		}
 	}
-	n, ok := b.existing(p)
+	if !b.granted(s, s.abs) {
+		return
+	}
+	n, ok := b.existing(s.abs)
 	if !ok {
-		b.note("%s %q: %s does not exist", s.field, s.entry, p)
+		b.note("%s %q: %s does not exist", s.field, s.entry, s.abs)
 		return
 	}
 	b.mark(n, s.field, func(n *node) { n.writeAllow = true })
@@ -312,8 +249,13 @@ func (b *builder) allowWrite(s spelled) {
 // denyWrite adds a denyWrite entry: its existing targets, or the missing
 // path it names.
 func (b *builder) denyWrite(s spelled) error {
+	if s.dotdot {
+		return fmt.Errorf("%s %q: a \"..\" after a wildcard cannot be expanded; write the path without it: %w", s.field, s.entry, settings.ErrInvalid)
+	}
 	if !s.pattern {
-		b.protect = append(b.protect, protect{abs: s.abs, why: s.field})
+		if !b.crosses(s, s.abs) {
+			b.protect = append(b.protect, protect{abs: s.abs, why: s.field})
+		}
 		return nil
 	}
 	targets, err := b.targets(s, true)
@@ -368,6 +310,14 @@ func (b *builder) applyProtects() {
 	}
 	sort.Slice(placeholders, func(i, j int) bool { return placeholders[i].Path < placeholders[j].Path })
 	b.p.Placeholders = placeholders
+	// A read-denied path is pinned as a protected one is (issue 10, item
+	// 3): with allowWrite "." and denyRead "config/secrets.env", renaming
+	// config would otherwise carry the file out from under its mount, and
+	// the next run would read it at its new name. The target itself is a
+	// mount point already.
+	for _, p := range b.readDenied {
+		b.pinAbove(filepath.Dir(p))
+	}
 }
 
 // pinAbove pins dir and every writable directory above it up to the top of

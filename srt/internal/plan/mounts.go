@@ -1,9 +1,16 @@
 package plan
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"strings"
+	"syscall"
 )
+
+// ErrPathChanged is returned (wrapped) when a path the plan grants changed
+// while the sandbox was being set up: another process is replacing it.
+var ErrPathChanged = errors.New("a granted path changed while the sandbox was set up")
 
 // mounts emits the mount list, parents first, and the write roots.
 func (b *builder) mounts() error {
@@ -31,7 +38,15 @@ func (b *builder) mounts() error {
 		case !hidden && want == inherited && !n.pin:
 			continue
 		}
-		b.p.Mounts = append(b.p.Mounts, Mount{Path: n.path, View: want, Why: strings.Join(n.why, ", ")})
+		m := Mount{Path: n.path, View: want, Why: strings.Join(n.why, ", ")}
+		if want == HostRW || want == HostRO && hidden {
+			id, err := b.identify(n.path)
+			if err != nil {
+				return err
+			}
+			m.Grant, m.ID = true, id
+		}
+		b.p.Mounts = append(b.p.Mounts, m)
 		if want == HostRW || want == Empty && n.isDir {
 			b.p.WriteRoots = append(b.p.WriteRoots, n.path)
 		}
@@ -40,4 +55,17 @@ func (b *builder) mounts() error {
 		return fmt.Errorf("the filesystem rules need %d mounts, more than srt's limit of %d; narrow the patterns in denyRead, allowRead or denyWrite: %w", len(b.p.Mounts), MaxMounts, ErrTooManyMounts)
 	}
 	return nil
+}
+
+// identify returns the device and inode of p, which must not be a symlink.
+func (b *builder) identify(p string) (FileID, error) {
+	fi, err := b.in.FS.Lstat(p)
+	if err != nil {
+		return FileID{}, fmt.Errorf("%s: %w (%v)", p, ErrPathChanged, err)
+	}
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok || fi.Mode()&fs.ModeSymlink != 0 {
+		return FileID{}, fmt.Errorf("%s: %w (it is now a symlink, or cannot be identified)", p, ErrPathChanged)
+	}
+	return FileID{Dev: uint64(st.Dev), Ino: st.Ino}, nil
 }

@@ -13,6 +13,10 @@ type Input struct {
 	Cwd    string // absolute, clean
 	Home   string // absolute, clean
 	UID    int    // the user srt runs as
+	// GID and Groups are its group and supplementary groups: with UID they
+	// decide which symlinks it could have made (see trust.go).
+	GID    int
+	Groups []int
 	// TmpDir is the sandbox's private TMPDIR, a path inside the sandbox on
 	// an in-memory filesystem that exists only while the sandbox does
 	// (PrivateTmp). Empty: TMPDIR is left as it is.
@@ -83,7 +87,19 @@ type Mount struct {
 	View View
 	// Why names the rules that produced the mount, for debug output.
 	Why string
+	// Grant marks a mount that opens host content: every HostRW mount, and
+	// a HostRO one that shows host content inside a hidden region (an
+	// allowRead). A concurrent sandbox could swap the path for a symlink
+	// between Build and the mount (issue 10, item 7), so the executor binds
+	// a grant by a descriptor it opened without following symlinks and
+	// checked against ID: what is bound is what Build looked at.
+	// Restrictions (read-only protections, pins, denies) need no check.
+	Grant bool
+	ID    FileID
 }
+
+// FileID identifies a file: its device and inode numbers.
+type FileID struct{ Dev, Ino uint64 }
 
 // Placeholder is a path srt creates on the host before the run, so that a
 // write-protected path that does not exist has something to mount on.

@@ -54,7 +54,7 @@ func host() *fsview.Mem {
 		"/home/u/ca/ca.crt":                           "file",
 		"/home/u/ca/ca.key":                           "file",
 		"/tmp/srt-1000/srt-ca-7-8-x/trust-bundle.crt": "file",
-	})
+	}).Own("/home/u", 1000, 1000)
 }
 
 func TestGolden(t *testing.T) {
@@ -94,6 +94,14 @@ func TestGolden(t *testing.T) {
 		// Both: srt generates no token at all.
 		{"external-proxies", `{"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[],"httpProxyPort":8080,"socksProxyPort":1081}}`,
 			func(in *Input) { in.Proxy.HTTPExternal, in.Proxy.SOCKSExternal, in.Proxy.Token = true, true, "" }},
+		// Issue 10, items 3, 7, 14, 16, 18, 19, 20, 21: see paths_test.go.
+		{"paths-deny-read-pins", fsSettings(`{"denyRead":["config/secrets.env","keys/**/*.pem","config/dir"],"allowWrite":["."],"denyWrite":[]}`), paths},
+		{"paths-allow-symlinks", fsSettings(allowSymlinks), paths},
+		{"paths-allow-symlinks-root", fsSettings(allowSymlinks), func(in *Input) { paths(in); in.UID, in.GID, in.Groups = 0, 0, nil }},
+		{"paths-brackets-cwd", fsSettings(`{"denyRead":["**/.env","sub/*"],"allowWrite":[],"denyWrite":[]}`), func(in *Input) { paths(in); in.Cwd = "/home/u/[WIP] project" }},
+		{"paths-deny-follows-symlinks", fsSettings(`{"denyRead":["**/.env","~/outside"],"allowRead":["~/outside/deep","**/readme"],"allowWrite":[],"denyWrite":[]}`), paths},
+		{"paths-dotdot-after-wildcard", fsSettings(`{"denyRead":["keys/../config/secrets.env"],"allowRead":["k*/../x"],"allowWrite":["*/../keep","[ab]/..","config/../keys"],"denyWrite":[]}`), paths},
+		{"paths-deny-crossing", withCredentials(fsSettings(`{"denyRead":["rootlink","up","rootlink/usr","up/*"],"allowWrite":["."],"denyWrite":["rootlink","up/new"]}`), `{"files":[{"path":"up","mode":"deny"}]}`), paths},
 		{"tls-terminate-ephemeral", `{"filesystem":{"denyRead":["/tmp"],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[],"tlsTerminate":{}}}`,
 			func(in *Input) { in.TrustBundle = "/tmp/srt-1000/srt-ca-7-8-x/trust-bundle.crt" }},
 	}
@@ -107,7 +115,7 @@ func TestGolden(t *testing.T) {
 				}
 			}
 			in := Input{
-				Config: cfg, FS: host(), Cwd: "/home/u/proj", Home: "/home/u", UID: 1000, TmpDir: PrivateTmp,
+				Config: cfg, FS: host(), Cwd: "/home/u/proj", Home: "/home/u", UID: 1000, GID: 1000, Groups: []int{1000}, TmpDir: PrivateTmp,
 				Env: []string{"GIT_CONFIG_COUNT=2"}, Command: []string{"/usr/bin/bash", "-c", "true"},
 				Proxy: &Proxy{HTTPPort: 3128, SOCKSPort: 1080, User: "srt.Y21kK3g/eT0=", Token: "0123456789abcdef0123456789abcdef",
 					Connect: []string{"/usr/local/bin/srt-init", "--srt-connect=v1"}},
@@ -121,7 +129,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts, command := p.BwrapArgs("/proc/self/fd/5")
+			opts, command := p.BwrapArgs("/proc/self/fd/5", 6)
 			got := p.String() + "\nbwrap " + strings.Join(opts, " ") + " -- " + strings.Join(command, " ") + "\n"
 			file := filepath.Join("testdata", c.name+".golden")
 			if *update {
