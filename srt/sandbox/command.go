@@ -179,6 +179,9 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		return nil, err
 	}
 	p.Init.DevNullFD = o.nullFD
+	if err := addHostDevices(p); err != nil {
+		return nil, err
+	}
 	c.Plan = p
 	m.opts.Logger.Debug().Msgf("plan:\n%s", p)
 	for _, w := range p.Warnings {

@@ -60,7 +60,18 @@ func Build(in Input) (*Plan, error) {
 		return nil, err
 	}
 	b.env()
+	var writable []FileID
+	for _, m := range b.p.Mounts {
+		if m.Grant && m.View == HostRW {
+			writable = append(writable, m.ID)
+		}
+	}
 	b.p.Init = initstage.Spec{
+		// With "/" writable there is no grant to redirect; otherwise the
+		// init stage checks that every writable mount is a grant (the
+		// executor adds the host's devices: see initstage.checkMounts).
+		CheckMounts:      b.p.Root != HostRW,
+		Writable:         writable,
 		BlockUnixSockets: !cfg.Network.AllowAllUnixSockets,
 		BlockNamespaces:  !cfg.AllowNestedUserNamespaces,
 		// With the filesystem rules off everything is writable: Landlock
@@ -124,7 +135,9 @@ func (b *builder) rules() error {
 	}
 	// Default write paths, unless a read deny hides them.
 	npm := spelled{field: "the default write path", entry: "~/.npm/_logs", base: b.in.Home, rest: ".npm/_logs", abs: filepath.Join(b.in.Home, ".npm/_logs")}
-	if n, ok := b.existing(npm.abs); ok && b.t.readable(n.path) && b.granted(npm, npm.abs) {
+	if real, fi, ok, _ := b.grant(npm, npm.abs); ok && b.t.readable(real) {
+		n := b.t.get(real, fi.IsDir())
+		n.identify(idOf(fi))
 		b.mark(n, "default write path", func(n *node) { n.writeAllow = true })
 	}
 	for i, e := range fsCfg.DenyWrite {
@@ -191,6 +204,9 @@ func (b *builder) read(s spelled, deny, strong bool) error {
 			b.readDenied = append(b.readDenied, t.path)
 		}
 		n := b.t.get(t.path, t.isDir)
+		if !deny {
+			n.identify(t.id)
+		}
 		b.mark(n, s.field, func(n *node) {
 			switch {
 			case strong:
@@ -235,14 +251,15 @@ func (b *builder) allowWrite(s spelled) {
 			return
 		}
 	}
-	if !b.granted(s, s.abs) {
-		return
-	}
-	n, ok := b.existing(s.abs)
+	real, fi, ok, refused := b.grant(s, s.abs)
 	if !ok {
-		b.note("%s %q: %s does not exist", s.field, s.entry, s.abs)
+		if !refused {
+			b.note("%s %q: %s does not exist", s.field, s.entry, s.abs)
+		}
 		return
 	}
+	n := b.t.get(real, fi.IsDir())
+	n.identify(idOf(fi))
 	b.mark(n, s.field, func(n *node) { n.writeAllow = true })
 }
 

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io/fs"
 	"strings"
-	"syscall"
 )
 
 // ErrPathChanged is returned (wrapped) when a path the plan grants changed
@@ -40,7 +39,7 @@ func (b *builder) mounts() error {
 		}
 		m := Mount{Path: n.path, View: want, Why: strings.Join(n.why, ", ")}
 		if want == HostRW || want == HostRO && hidden {
-			id, err := b.identify(n.path)
+			id, err := b.identify(n)
 			if err != nil {
 				return err
 			}
@@ -57,15 +56,23 @@ func (b *builder) mounts() error {
 	return nil
 }
 
-// identify returns the device and inode of p, which must not be a symlink.
-func (b *builder) identify(p string) (FileID, error) {
-	fi, err := b.in.FS.Lstat(p)
+// identify returns the file a grant binds: the one Build resolved the
+// grant to, or, for a node no grant resolved (a pin, a path beneath a
+// grant), the file there now, which must not be a symlink.
+func (b *builder) identify(n *node) (FileID, error) {
+	if n.conflict {
+		return FileID{}, fmt.Errorf("%s: %w (it resolved to two different files)", n.path, ErrPathChanged)
+	}
+	if n.id != nil {
+		return *n.id, nil
+	}
+	fi, err := b.in.FS.Lstat(n.path)
 	if err != nil {
-		return FileID{}, fmt.Errorf("%s: %w (%v)", p, ErrPathChanged, err)
+		return FileID{}, fmt.Errorf("%s: %w (%v)", n.path, ErrPathChanged, err)
 	}
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok || fi.Mode()&fs.ModeSymlink != 0 {
-		return FileID{}, fmt.Errorf("%s: %w (it is now a symlink, or cannot be identified)", p, ErrPathChanged)
+	id := idOf(fi)
+	if id == nil || fi.Mode()&fs.ModeSymlink != 0 {
+		return FileID{}, fmt.Errorf("%s: %w (it is now a symlink, or cannot be identified)", n.path, ErrPathChanged)
 	}
-	return FileID{Dev: uint64(st.Dev), Ino: st.Ino}, nil
+	return *id, nil
 }

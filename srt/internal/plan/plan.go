@@ -99,7 +99,7 @@ type Mount struct {
 }
 
 // FileID identifies a file: its device and inode numbers.
-type FileID struct{ Dev, Ino uint64 }
+type FileID = initstage.FileID
 
 // Placeholder is a path srt creates on the host before the run, so that a
 // write-protected path that does not exist has something to mount on.

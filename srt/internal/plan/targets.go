@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"io/fs"
 	"strings"
 	"syscall"
 
@@ -13,6 +14,7 @@ type target struct {
 	path  string
 	isDir bool
 	links uint64 // hard links of a file (0 when unknown)
+	id    *FileID
 }
 
 // targets resolves a read entry to the real paths it names now. A pattern
@@ -26,18 +28,27 @@ func (b *builder) targets(s spelled, deny bool) ([]target, error) {
 	var out []target
 	// add resolves the path p and reports whether it exists.
 	add := func(p string) bool {
-		if deny && b.crosses(s, p) || !deny && !b.granted(s, p) {
-			return true // named in a warning
-		}
-		real, fi, err := fsview.Stat(b.in.FS, p)
-		if err != nil {
-			return false
+		var real string
+		var fi fs.FileInfo
+		if deny {
+			if b.crosses(s, p) {
+				return true // named in a warning
+			}
+			var err error
+			if real, fi, err = fsview.Stat(b.in.FS, p); err != nil {
+				return false
+			}
+		} else {
+			var ok, refused bool
+			if real, fi, ok, refused = b.grant(s, p); !ok {
+				return refused // a refusal is named in a warning
+			}
 		}
 		if underProc(real) {
 			b.warn("%s %q names %s under /proc; the sandbox gets a fresh /proc, so the entry has no effect", s.field, s.entry, real)
 			return true
 		}
-		t := target{path: real, isDir: fi.IsDir()}
+		t := target{path: real, isDir: fi.IsDir(), id: idOf(fi)}
 		if st, ok := fi.Sys().(*syscall.Stat_t); ok && !fi.IsDir() {
 			t.links = uint64(st.Nlink)
 		}

@@ -37,27 +37,6 @@ type errUntrusted struct {
 
 func (e *errUntrusted) Error() string { return "untrusted symlink " + e.link }
 
-// untrusted returns the first symlink that is not trusted on the way from
-// s.base down rel (a path relative to it), or nil. A path that cannot be
-// resolved has no untrusted link: it names nothing, and grants nothing.
-func (b *builder) untrusted(s spelled, rel string) *errUntrusted {
-	base, err := fsview.Realpath(b.in.FS, s.base)
-	if err != nil {
-		return nil
-	}
-	_, _, err = fsview.ResolveBeneath(b.in.FS, base, rel, func(link, target string) error {
-		if why := b.distrust(link); why != "" {
-			return &errUntrusted{link: link, target: target, why: why}
-		}
-		return nil
-	})
-	var u *errUntrusted
-	if errors.As(err, &u) {
-		return u
-	}
-	return nil
-}
-
 // distrust says why the symlink at link (its directory resolved) could
 // have been made by the caller, or "" when it could not.
 func (b *builder) distrust(link string) string {
@@ -105,16 +84,53 @@ func (b *builder) mayWrite(st *syscall.Stat_t) bool {
 	return st.Mode&0o002 != 0
 }
 
-// granted reports whether the path p, spelled beneath s.base, may carry
-// s's grant, and warns (once per symlink and entry) when it may not.
-func (b *builder) granted(s spelled, p string) bool {
-	u := b.untrusted(s, s.below(p))
-	if u == nil {
-		return true
+// grant resolves p, a path spelled beneath s.base, for an allow entry: its
+// base as given, then through trusted symlinks only. It returns the real
+// path and what is there; or ok false, with refused true when a symlink on
+// the way could have been planted (srt then warns, once per symlink and
+// entry), false when p does not exist. The path is resolved once, and what was checked is what is
+// granted: a name swapped for a symlink between two looks (issue 10, item
+// 7) cannot slip through.
+func (b *builder) grant(s spelled, p string) (real string, fi fs.FileInfo, ok, refused bool) {
+	base, err := fsview.Realpath(b.in.FS, s.base)
+	if err != nil {
+		return "", nil, false, false
 	}
+	real, missing, err := fsview.ResolveBeneath(b.in.FS, base, s.below(p), func(link, target string) error {
+		if why := b.distrust(link); why != "" {
+			return &errUntrusted{link: link, target: target, why: why}
+		}
+		return nil
+	})
+	var u *errUntrusted
+	if errors.As(err, &u) {
+		b.refuse(s, p, u)
+		return "", nil, false, true
+	}
+	if err != nil || missing != "" {
+		return "", nil, false, false
+	}
+	fi, err = b.in.FS.Lstat(real)
+	if err != nil || fi.Mode()&fs.ModeSymlink != 0 {
+		return "", nil, false, false // changed while srt looked: granted nothing
+	}
+	return real, fi, true, false
+}
+
+// idOf returns the identity of the file fi describes, or nil.
+func idOf(fi fs.FileInfo) *FileID {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return nil
+	}
+	return &FileID{Dev: uint64(st.Dev), Ino: st.Ino}
+}
+
+// refuse warns, once per symlink and entry, that s grants nothing at p.
+func (b *builder) refuse(s spelled, p string, u *errUntrusted) {
 	key := s.field + "\x00" + u.link
 	if b.warned[key] {
-		return false
+		return
 	}
 	b.warned[key] = true
 	real := "it"
@@ -122,7 +138,6 @@ func (b *builder) granted(s spelled, p string) bool {
 		real = r
 	}
 	b.warn("%s %q grants nothing: it passes through the symlink %s -> %s, which a sandbox could have made (%s); a grant is on the path as written — name %s itself if that is what you mean", s.field, s.entry, u.link, u.target, u.why, real)
-	return false
 }
 
 // crossing finds, for a deny, a symlink on the way to p that leads to "/"
