@@ -158,14 +158,8 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 			return nil, err
 		}
 	}
-	// The groups decide which symlinks the caller could have made (see
-	// plan's trust.go): without them srt cannot tell, and runs nothing.
-	gids, err := os.Getgroups()
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: reading your groups: %w", err)
-	}
 	in := plan.Input{
-		Config: cfg, FS: fsview.OS{}, Cwd: filepath.Clean(o.dir), Home: filepath.Clean(home), UID: os.Getuid(), GID: os.Getgid(), Groups: gids, TmpDir: plan.PrivateTmp,
+		Config: cfg, FS: fsview.OS{}, Cwd: filepath.Clean(o.dir), Home: filepath.Clean(home), UID: os.Getuid(), TmpDir: plan.PrivateTmp,
 		Env: o.env, Command: []string{m.shell, "-c", command},
 		Proxy: m.proxyPlan(key), Listen: listenAddrs, Helpers: []string{m.net.helper},
 	}

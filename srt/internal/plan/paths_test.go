@@ -47,12 +47,12 @@ func pathsHost() *fsview.Mem {
 		"/data/shared/readme":                "file",
 		"/tmp/other":                         "-> /data/shared", // root's, in sticky /tmp
 		"/tmp/mine":                          "-> /data/shared", // the user's, in sticky /tmp
-		"/home/u/proj/group-dir/link":        "-> /data/shared", // root's, in a directory the user's group may write
+		"/home/u/proj/group-dir/link":        "-> /data/shared", // root's, in a directory a group may write (ACLs unread: counted as the user's)
 		"/home/u/proj/sticky-own/link":       "-> /data/shared", // root's, in the user's own sticky directory
 		"/home/u/proj/sticky-other/link":     "-> /data/shared", // root's, in root's sticky directory
 		"/home/u/proj/sticky-other/own-link": "-> /data/shared", // the user's, there
 	}).Own("/home/u", 1000, 1000).Own("/tmp/mine", 1000, 1000).Chmod("/tmp", fs.ModeSticky|0o777).
-		Own("/home/u/proj/group-dir", 0, 1000).Chmod("/home/u/proj/group-dir", 0o775).
+		Own("/home/u/proj/group-dir", 0, 50).Chmod("/home/u/proj/group-dir", 0o775).
 		Chmod("/home/u/proj/sticky-own", fs.ModeSticky|0o777).Own("/home/u/proj/sticky-own/link", 0, 0).
 		Own("/home/u/proj/sticky-other", 0, 0).Chmod("/home/u/proj/sticky-other", fs.ModeSticky|0o777).
 		Own("/home/u/proj/sticky-other/own-link", 1000, 1000)
@@ -87,7 +87,7 @@ func TestDotDotAfterWildcardInADeny(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		_, err = Build(Input{Config: cfg, FS: pathsHost(), Cwd: "/home/u/proj", Home: "/home/u", UID: 1000, GID: 1000})
+		_, err = Build(Input{Config: cfg, FS: pathsHost(), Cwd: "/home/u/proj", Home: "/home/u", UID: 1000})
 		if !errors.Is(err, settings.ErrInvalid) || !strings.Contains(err.Error(), `a ".." after a wildcard cannot be expanded`) {
 			t.Errorf("%s: got %v, want a settings error about the \"..\"", fsJSON, err)
 		}
@@ -102,7 +102,7 @@ func TestGrantsByPathWithoutBindFD(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := Build(Input{Config: cfg, FS: pathsHost(), Cwd: "/home/u/proj", Home: "/home/u", UID: 1000, GID: 1000})
+	p, err := Build(Input{Config: cfg, FS: pathsHost(), Cwd: "/home/u/proj", Home: "/home/u", UID: 1000})
 	if err != nil {
 		t.Fatal(err)
 	}

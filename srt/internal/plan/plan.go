@@ -13,10 +13,6 @@ type Input struct {
 	Cwd    string // absolute, clean
 	Home   string // absolute, clean
 	UID    int    // the user srt runs as
-	// GID and Groups are its group and supplementary groups: with UID they
-	// decide which symlinks it could have made (see trust.go).
-	GID    int
-	Groups []int
 	// TmpDir is the sandbox's private TMPDIR, a path inside the sandbox on
 	// an in-memory filesystem that exists only while the sandbox does
 	// (PrivateTmp). Empty: TMPDIR is left as it is.

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"io/fs"
 	"path/filepath"
-	"slices"
 	"syscall"
 
 	"github.com/srt-sandbox/srt/internal/fsview"
@@ -23,8 +22,8 @@ import (
 //
 //	the caller is root                    untrusted (root can write every directory)
 //	the link is the caller's              untrusted
-//	its directory is writable by the      untrusted, unless the directory is sticky
-//	caller (owner, group or other bits)   and neither it nor the link is the caller's
+//	its directory is the caller's, or     untrusted, unless the directory is sticky
+//	group- or other-writable              and neither it nor the link is the caller's
 //	otherwise                             trusted: /home -> /data/home made by root
 //
 // The working directory and home are given, not written: a relative or "~"
@@ -71,17 +70,13 @@ func (b *builder) distrust(link string) string {
 	return "its directory is writable by you"
 }
 
-// mayWrite applies the permission bits of st to the caller, as the kernel
-// does without ACLs: the owner's bits for the owner, else the group's for a
-// member, else the others'.
+// mayWrite says whether the caller could write the directory st describes,
+// erring towards yes: a directory of its own (it could chmod it), or one
+// whose group or others may write. The group bits count whatever the
+// caller's groups: with an ACL they are the mask, and a named entry may
+// give the caller what they show; srt reads no ACLs.
 func (b *builder) mayWrite(st *syscall.Stat_t) bool {
-	switch {
-	case int(st.Uid) == b.in.UID:
-		return st.Mode&0o200 != 0
-	case int(st.Gid) == b.in.GID || slices.Contains(b.in.Groups, int(st.Gid)):
-		return st.Mode&0o020 != 0
-	}
-	return st.Mode&0o002 != 0
+	return int(st.Uid) == b.in.UID || st.Mode&0o022 != 0
 }
 
 // grant resolves p, a path spelled beneath s.base, for an allow entry: its
