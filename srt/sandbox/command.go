@@ -15,6 +15,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/srt-sandbox/srt/internal/bwrap"
 	"github.com/srt-sandbox/srt/internal/fsview"
 	"github.com/srt-sandbox/srt/internal/initstage"
 	"github.com/srt-sandbox/srt/internal/placeholders"
@@ -193,6 +194,9 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		}
 	}
 	p.Init.DevNullFD = o.nullFD
+	if err := addHostDevices(p); err != nil {
+		return nil, err
+	}
 	c.Plan = p
 	m.opts.Logger.Debug().Msgf("plan:\n%s", p)
 	for _, w := range p.Warnings {
@@ -221,16 +225,43 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		if len(c.claim.Missing) > 0 {
 			p.DropPlaceholders(c.claim.Missing)
 		}
+		for _, ph := range p.Placeholders {
+			if dev, ino, ok := c.claim.Identity(ph.Path); ok {
+				p.SetID(ph.Path, plan.FileID{Dev: dev, Ino: ino})
+			}
+		}
 	}
 	if err := c.openChannel(run.init); err != nil {
 		return nil, err
 	}
-	options, inside := p.BwrapArgs(initstage.ExePath)
-	args, err := argsFile(options)
+	// The grants are opened and checked now, after the placeholders
+	// exist, and bound by descriptor (see openGrants).
+	grants, err := openGrants(p)
 	if err != nil {
 		return nil, err
 	}
+	firstFD := 0
+	if m.bwrap.HasBindFD() {
+		firstFD = argsFD + 1
+	} else {
+		for _, g := range grants {
+			g.Close()
+		}
+		if len(grants) > 0 {
+			fmt.Fprintf(m.opts.Warnings, "srt: warning: bubblewrap %s has no --bind-fd (%s and later have it): the writable and re-allowed paths are bound by name, so a process that replaces one with a symlink while the sandbox starts can move the grant elsewhere; upgrade bubblewrap\n", m.bwrap.Version, bwrap.BindFDVersion)
+		}
+		grants = nil
+	}
+	options, inside := p.BwrapArgs(initstage.ExePath, firstFD)
+	args, err := argsFile(options)
+	if err != nil {
+		for _, g := range grants {
+			g.Close()
+		}
+		return nil, err
+	}
 	c.childEnds = append(c.childEnds, args)
+	c.childEnds = append(c.childEnds, grants...)
 
 	cmd := exec.CommandContext(ctx, run.bwrap, append([]string{"--args", fmt.Sprint(argsFD), "--"}, inside...)...)
 	cmd.Dir = o.dir

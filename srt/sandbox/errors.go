@@ -29,6 +29,9 @@ var (
 	// ErrGlobTooBroad: a deny pattern would need too large a walk to
 	// expand fully.
 	ErrGlobTooBroad = plan.ErrGlobTooBroad
+	// ErrPathChanged: a path the plan grants changed (it became a symlink,
+	// or another file took its name) between the plan and the mount.
+	ErrPathChanged = plan.ErrPathChanged
 	// ErrClosed: the manager was closed.
 	ErrClosed = errors.New("sandbox: manager closed")
 )

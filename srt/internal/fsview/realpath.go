@@ -35,12 +35,31 @@ func ResolveExisting(f FS, p string) (existing, missing string, err error) {
 	return resolve(f, p)
 }
 
+// LinkFunc is called for each symlink met while a path is resolved: link
+// is where the symlink is (the directories above it resolved), target its
+// content as stored. An error stops the resolution and is returned as is.
+type LinkFunc func(link, target string) error
+
+// ResolveBeneath resolves rest, a relative path, beneath the directory
+// base, which must be a real path (absolute, clean, no symlinks), the way
+// ResolveExisting does, and calls onLink (when not nil) for every symlink
+// it meets on the way, those met inside a symlink's target included.
+func ResolveBeneath(f FS, base, rest string, onLink LinkFunc) (existing, missing string, err error) {
+	if !filepath.IsAbs(base) {
+		return "", "", &fs.PathError{Op: "realpath", Path: base, Err: errors.New("path is not absolute")}
+	}
+	return resolveFrom(f, filepath.Clean(base), splitPath(rest), onLink)
+}
+
 func resolve(f FS, p string) (string, string, error) {
 	if !filepath.IsAbs(p) {
 		return "", "", &fs.PathError{Op: "realpath", Path: p, Err: errors.New("path is not absolute")}
 	}
-	todo := splitPath(filepath.Clean(p))
-	cur := "/"
+	return resolveFrom(f, "/", splitPath(filepath.Clean(p)), nil)
+}
+
+func resolveFrom(f FS, cur string, todo []string, onLink LinkFunc) (string, string, error) {
+	p := filepath.Join(append([]string{cur}, todo...)...)
 	links := 0
 	for len(todo) > 0 {
 		name := todo[0]
@@ -77,6 +96,11 @@ func resolve(f FS, p string) (string, string, error) {
 		target, err := f.Readlink(next)
 		if err != nil {
 			return "", "", err
+		}
+		if onLink != nil {
+			if err := onLink(next, target); err != nil {
+				return "", "", err
+			}
 		}
 		if filepath.IsAbs(target) {
 			cur = "/"

@@ -3,6 +3,8 @@ package fsview
 import (
 	"errors"
 	"io/fs"
+	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -64,5 +66,69 @@ func TestIsWithin(t *testing.T) {
 		if got := IsWithin(c.p, c.dir); got != c.want {
 			t.Errorf("IsWithin(%q, %q) = %v", c.p, c.dir, got)
 		}
+	}
+}
+
+func TestResolveBeneathReportsEveryLink(t *testing.T) {
+	m := NewMem(map[string]string{
+		"/home/u/proj/out":  "-> ../link/sub",
+		"/home/u/link":      "-> /data",
+		"/data/sub/file":    "file",
+		"/home/u/proj/file": "file",
+	})
+	var met []string
+	got, missing, err := ResolveBeneath(m, "/home/u", "proj/out/file/../new", func(link, target string) error {
+		met = append(met, link+" -> "+target)
+		return nil
+	})
+	// "file/.." is resolved as the kernel does: file is not a directory.
+	if err == nil {
+		t.Fatalf("want ENOTDIR, got %q %q", got, missing)
+	}
+	met = nil
+	got, missing, err = ResolveBeneath(m, "/home/u", "proj/out/new", func(link, target string) error {
+		met = append(met, link+" -> "+target)
+		return nil
+	})
+	if err != nil || got != "/data/sub" || missing != "new" {
+		t.Fatalf("got (%q, %q, %v)", got, missing, err)
+	}
+	want := []string{"/home/u/proj/out -> ../link/sub", "/home/u/link -> /data"}
+	if strings.Join(met, "|") != strings.Join(want, "|") {
+		t.Fatalf("links met %q, want %q", met, want)
+	}
+	stop := errors.New("stop")
+	if _, _, err := ResolveBeneath(m, "/home/u", "proj/out", func(string, string) error { return stop }); err != stop {
+		t.Fatalf("the callback's error is not returned: %v", err)
+	}
+}
+
+func TestMemOwnership(t *testing.T) {
+	m := NewMem(map[string]string{"/home/u/f": "file", "/tmp/x": "-> /home/u"}).
+		Own("/home/u", 1000, 100).Chmod("/tmp", fs.ModeSticky|0o777)
+	for _, c := range []struct {
+		path     string
+		uid, gid uint32
+		mode     uint32
+	}{
+		{"/home/u", 1000, 100, syscall.S_IFDIR | 0o755},
+		{"/home/u/f", 1000, 100, syscall.S_IFREG | 0o644},
+		{"/home", 0, 0, syscall.S_IFDIR | 0o755},
+		{"/tmp", 0, 0, syscall.S_IFDIR | syscall.S_ISVTX | 0o777},
+		{"/tmp/x", 0, 0, syscall.S_IFLNK | 0o777},
+	} {
+		fi, err := m.Lstat(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st := fi.Sys().(*syscall.Stat_t)
+		if st.Uid != c.uid || st.Gid != c.gid || st.Mode != c.mode || st.Ino == 0 {
+			t.Errorf("%s: uid %d gid %d mode %o ino %d", c.path, st.Uid, st.Gid, st.Mode, st.Ino)
+		}
+	}
+	a, _ := m.Lstat("/home/u")
+	b, _ := m.Lstat("/home/u/f")
+	if a.Sys().(*syscall.Stat_t).Ino == b.Sys().(*syscall.Stat_t).Ino {
+		t.Error("two files share an inode number")
 	}
 }

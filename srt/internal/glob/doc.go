@@ -25,8 +25,15 @@
 //   - A character is a UTF-8 sequence; a byte that is not valid UTF-8 counts
 //     as one character of its own.
 //
+// CompileWithLiteralPrefix compiles a pattern beneath a directory whose
+// name is taken literally, whatever characters it holds: the working
+// directory or home an entry is written in is a name, not a pattern.
+//
 // Expand lists the existing paths a pattern names, walking only into
 // directories that can still lead to a match. Symlinks beneath the pattern's
 // literal Prefix are not followed unless asked; symlinks within the Prefix
-// are followed, as the kernel follows them when the Prefix is listed.
+// are followed, as the kernel follows them when the Prefix is listed. When
+// following, a symlink that leads to "/" or to a directory at or above its
+// own is reported (Expansion.Loops), not walked: it would walk that tree
+// again from its top.
 package glob

@@ -43,6 +43,11 @@ type Expansion struct {
 	// deny them whole. With FollowSymlinks this includes a symlink whose
 	// target could not be inspected.
 	Unlistable []string
+	// Loops are the symlinks, spelled as Matches are, that FollowSymlinks
+	// did not follow because they lead to "/" or to a directory at or
+	// above their own: following one would walk that tree again from its
+	// top (a link to "/" would walk the whole filesystem). Sorted.
+	Loops []string
 }
 
 // Expand lists the existing paths that match p. It starts at p.Prefix()
@@ -78,9 +83,11 @@ func Expand(f fsview.FS, p *Pattern, o ExpandOptions) (Expansion, error) {
 	}
 	slices.Sort(w.matches)
 	slices.Sort(w.unlistable)
+	slices.Sort(w.loops)
 	return Expansion{
 		Matches:    slices.Compact(w.matches),
 		Unlistable: slices.Compact(w.unlistable),
+		Loops:      slices.Compact(w.loops),
 	}, nil
 }
 

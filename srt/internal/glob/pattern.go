@@ -39,16 +39,44 @@ func Compile(abs string) (*Pattern, error) {
 	if c := filepath.Clean(abs); c != abs {
 		return nil, fmt.Errorf("%w %q: not clean (write %q)", ErrInvalidPattern, abs, c)
 	}
-	p := &Pattern{text: abs}
-	if abs == "/" {
-		return p, nil
+	return compile("/", abs)
+}
+
+// CompileWithLiteralPrefix compiles the pattern rest beneath the directory
+// prefix, whose characters are all literal: a working directory named
+// "[WIP] project" or "a*b" is a name, not a pattern; only rest, what the
+// user wrote, can hold metacharacters. prefix must be absolute and clean,
+// rest relative and clean (or empty: the pattern is prefix itself).
+func CompileWithLiteralPrefix(prefix, rest string) (*Pattern, error) {
+	if !strings.HasPrefix(prefix, "/") || filepath.Clean(prefix) != prefix {
+		return nil, fmt.Errorf("%w %q: the literal prefix is not an absolute, clean path", ErrInvalidPattern, prefix)
 	}
-	for _, s := range strings.Split(abs[1:], "/") {
-		g := parseSegment(s)
-		if g.kind == segDoubleStar && len(p.segs) > 0 && p.segs[len(p.segs)-1].kind == segDoubleStar {
-			continue // "**/**" is "**"
+	if rest == "" {
+		return compile(prefix, "/")
+	}
+	if strings.HasPrefix(rest, "/") || filepath.Clean(rest) != rest || rest == ".." || strings.HasPrefix(rest, "../") {
+		return nil, fmt.Errorf("%w %q: not a clean relative path", ErrInvalidPattern, rest)
+	}
+	return compile(prefix, "/"+rest)
+}
+
+// compile builds the pattern whose literal part is lit and whose pattern
+// part is pat ("/" or "/segments…").
+func compile(lit, pat string) (*Pattern, error) {
+	p := &Pattern{text: filepath.Join(lit, pat)}
+	if lit != "/" {
+		for _, s := range strings.Split(lit[1:], "/") {
+			p.segs = append(p.segs, segment{kind: segLiteral, lit: s})
 		}
-		p.segs = append(p.segs, g)
+	}
+	if pat != "/" {
+		for _, s := range strings.Split(pat[1:], "/") {
+			g := parseSegment(s)
+			if g.kind == segDoubleStar && len(p.segs) > 0 && p.segs[len(p.segs)-1].kind == segDoubleStar {
+				continue // "**/**" is "**"
+			}
+			p.segs = append(p.segs, g)
+		}
 	}
 	for p.lead < len(p.segs)-1 && p.segs[p.lead].kind == segLiteral {
 		p.lead++

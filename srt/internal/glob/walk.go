@@ -20,6 +20,7 @@ type walker struct {
 	seen       int
 	matches    []string
 	unlistable []string
+	loops      []string
 	stack      []frame // directories being walked, when following symlinks
 	scratch    state   // the state after the entry being visited
 }
@@ -111,6 +112,12 @@ func (w *walker) visit(dir, at, name string, typ fs.FileMode, s state) error {
 		return nil
 	}
 	if !fi.IsDir() || w.onStack(frame{real, next.key()}) {
+		return nil
+	}
+	if fsview.IsWithin(at, real) {
+		// A link to "/" or to a directory above itself would walk that
+		// tree again, from the top: never an expansion the pattern meant.
+		w.loops = append(w.loops, child)
 		return nil
 	}
 	return w.walk(child, real, next)

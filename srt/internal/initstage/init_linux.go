@@ -63,6 +63,13 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "srt: init stage: cannot mark descriptors close-on-exec: %v\n", err)
 		return 125
 	}
+	// Before anything else: the mounts must be what srt granted.
+	if spec.CheckMounts {
+		if err := checkMounts(spec); err != nil {
+			fmt.Fprintf(os.Stderr, "srt: init stage: %v\n", err)
+			return 125
+		}
+	}
 	unix.Prctl(unix.PR_SET_NAME, uintptr(unsafe.Pointer(&[]byte("srt-init\x00")[0])), 0, 0, 0)
 	// Not dumpable: the command, same uid, cannot ptrace us or read our /proc files.
 	if err := unix.Prctl(unix.PR_SET_DUMPABLE, 0, 0, 0, 0); err != nil {

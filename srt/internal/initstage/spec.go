@@ -3,6 +3,7 @@ package initstage
 import (
 	"errors"
 	"strconv"
+	"strings"
 )
 
 // Flag is argv[1] of the init stage, with the version of this argv format:
@@ -65,7 +66,18 @@ type Spec struct {
 	// DevNullFD, when positive, is a descriptor number the command gets
 	// /dev/null on (the slot of srt's --control-fd).
 	DevNullFD int
+	// CheckMounts makes the init stage refuse to start the command when a
+	// writable mount of one of the host's filesystems (HostDevs, as
+	// unix.Mkdev makes them) has a root that is not one of Writable, the
+	// files srt granted (see checkMounts).
+	CheckMounts bool
+	HostDevs    []uint64
+	Writable    []FileID
 }
+
+// FileID identifies a file: its device (as unix.Mkdev makes it, and as
+// stat(2) reports it) and inode numbers.
+type FileID struct{ Dev, Ino uint64 }
 
 // Args is the init stage's argv (after the executable), ending with the
 // command to run. It is plain words, cheap to parse: the init stage is on
@@ -96,6 +108,15 @@ func Args(s Spec, command []string) []string {
 	if s.DevNullFD > 0 {
 		a = append(a, "-devnull-fd", strconv.Itoa(s.DevNullFD))
 	}
+	if s.CheckMounts {
+		a = append(a, "-check-mounts")
+		for _, d := range s.HostDevs {
+			a = append(a, "-host-dev", strconv.FormatUint(d, 10))
+		}
+		for _, id := range s.Writable {
+			a = append(a, "-writable", strconv.FormatUint(id.Dev, 10)+":"+strconv.FormatUint(id.Ino, 10))
+		}
+	}
 	a = append(a, "--")
 	return append(a, command...)
 }
@@ -117,6 +138,16 @@ func parseArgs(args []string) (Spec, []string, error) {
 			s.LandlockScopeOnly = true
 		case "-require-landlock":
 			s.RequireLandlock = true
+		case "-check-mounts":
+			s.CheckMounts = true
+		case "-host-dev", "-writable":
+			if i+1 == len(args) {
+				return s, nil, errors.New(args[i] + " needs a value")
+			}
+			if err := s.parseID(args[i], args[i+1]); err != nil {
+				return s, nil, err
+			}
+			i++
 		case "-write", "-listen", "-devnull-fd":
 			if i+1 == len(args) {
 				return s, nil, errors.New(args[i] + " needs a value")
@@ -145,4 +176,25 @@ func parseArgs(args []string) (Spec, []string, error) {
 		}
 	}
 	return s, nil, errors.New("no command")
+}
+
+// parseID reads the value of -host-dev (a number) or -writable (DEV:INO).
+func (s *Spec) parseID(opt, val string) error {
+	bad := errors.New("bad " + opt + " " + strconv.Quote(val))
+	if opt == "-host-dev" {
+		d, err := strconv.ParseUint(val, 10, 64)
+		if err != nil {
+			return bad
+		}
+		s.HostDevs = append(s.HostDevs, d)
+		return nil
+	}
+	dev, ino, ok := strings.Cut(val, ":")
+	d, err1 := strconv.ParseUint(dev, 10, 64)
+	n, err2 := strconv.ParseUint(ino, 10, 64)
+	if !ok || err1 != nil || err2 != nil {
+		return bad
+	}
+	s.Writable = append(s.Writable, FileID{Dev: d, Ino: n})
+	return nil
 }

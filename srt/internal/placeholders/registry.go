@@ -235,3 +235,15 @@ func (r *Registry) collect(all []*journal) {
 		r.dir.remove(j.name)
 	}
 }
+
+// Identity returns the device and inode of the placeholder at p that this
+// claim made or shares; ok is false when the claim has none there (a file
+// of someone else's appeared first).
+func (c *Claim) Identity(p string) (dev, ino uint64, ok bool) {
+	for _, e := range c.j.Entries {
+		if e.Path == p && e.Ino != 0 {
+			return e.Dev, e.Ino, true
+		}
+	}
+	return 0, 0, false
+}

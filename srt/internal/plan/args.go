@@ -1,12 +1,21 @@
 package plan
 
-import "github.com/srt-sandbox/srt/internal/initstage"
+import (
+	"strconv"
+
+	"github.com/srt-sandbox/srt/internal/initstage"
+)
 
 // BwrapArgs renders the plan as bubblewrap options, and the command
 // bubblewrap starts (the init stage and the user's command). The options
 // are passed through --args, so their total size is not limited by the
 // kernel's argv limits; bubblewrap reads the command from its argv only.
-func (p *Plan) BwrapArgs(initExe string) (options, command []string) {
+//
+// With firstFD > 0 the grants (Grants) are bound by descriptor, one each
+// from firstFD on, in their order (--bind-fd, --ro-bind-fd: bubblewrap
+// 0.8.0 and later, which also checks that what it mounted is the
+// descriptor's file); with firstFD 0, by path.
+func (p *Plan) BwrapArgs(initExe string, firstFD int) (options, command []string) {
 	a := []string{
 		"--new-session",     // no controlling terminal: TIOCSTI cannot reach the caller's
 		"--die-with-parent", // srt gone, sandbox gone
@@ -43,7 +52,17 @@ func (p *Plan) BwrapArgs(initExe string) (options, command []string) {
 	if p.ProcReadOnly && !p.ProcBind {
 		a = append(a, "--remount-ro", "/proc")
 	}
+	fd := firstFD
 	for _, m := range p.Mounts {
+		if m.Grant && firstFD > 0 {
+			op := "--bind-fd"
+			if m.View == HostRO {
+				op = "--ro-bind-fd"
+			}
+			a = append(a, op, strconv.Itoa(fd), m.Path)
+			fd++
+			continue
+		}
 		switch m.View {
 		case HostRW:
 			a = append(a, "--bind", m.Path, m.Path)
@@ -72,4 +91,16 @@ func (p *Plan) BwrapArgs(initExe string) (options, command []string) {
 		}
 	}
 	return a, append([]string{initExe}, initstage.Args(p.Init, p.Command)...)
+}
+
+// Grants returns the mounts that BwrapArgs binds by descriptor, in the
+// order their descriptors are numbered.
+func (p *Plan) Grants() []Mount {
+	var out []Mount
+	for _, m := range p.Mounts {
+		if m.Grant {
+			out = append(out, m)
+		}
+	}
+	return out
 }

@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
-	"strings"
-	"syscall"
 
 	"github.com/srt-sandbox/srt/internal/fsview"
-	"github.com/srt-sandbox/srt/internal/glob"
 	"github.com/srt-sandbox/srt/internal/initstage"
 	"github.com/srt-sandbox/srt/settings"
 )
@@ -32,13 +29,18 @@ type builder struct {
 	t       *tree
 	p       *Plan
 	protect []protect
+	// readDenied are the real paths that denyRead, credentials.files and
+	// the CA key hide: their writable ancestors are pinned.
+	readDenied []string
+	// warned records the symlinks already named in a warning, by entry.
+	warned map[string]bool
 }
 
 // Build computes the plan for in. It reads the filesystem through in.FS and
 // does nothing else.
 func Build(in Input) (*Plan, error) {
 	cfg := in.Config
-	b := &builder{in: in, p: &Plan{
+	b := &builder{in: in, warned: map[string]bool{}, p: &Plan{
 		ProcBind: cfg.EnableWeakerNestedSandbox,
 		Command:  in.Command,
 	}}
@@ -66,7 +68,18 @@ func Build(in Input) (*Plan, error) {
 		return nil, err
 	}
 	b.env()
+	var writable []FileID
+	for _, m := range b.p.Mounts {
+		if m.Grant && m.View == HostRW && !m.Created { // SetID adds the others
+			writable = append(writable, m.ID)
+		}
+	}
 	b.p.Init = initstage.Spec{
+		// With "/" writable there is no grant to redirect; otherwise the
+		// init stage checks that every writable mount is a grant (the
+		// executor adds the host's devices: see initstage.checkMounts).
+		CheckMounts:      b.p.Root != HostRW,
+		Writable:         writable,
 		BlockUnixSockets: !cfg.Network.AllowAllUnixSockets,
 		BlockNamespaces:  !cfg.AllowNestedUserNamespaces,
 		// With the filesystem rules off everything is writable: Landlock
@@ -138,7 +151,10 @@ func (b *builder) rules() error {
 		b.allowWrite(b.spell(fmt.Sprintf("filesystem.allowWrite.%d", i), e))
 	}
 	// Default write paths, unless a read deny hides them.
-	if n, ok := b.existing(filepath.Join(b.in.Home, ".npm/_logs")); ok && b.t.readable(n.path) {
+	npm := spelled{field: "the default write path", entry: "~/.npm/_logs", base: b.in.Home, rest: ".npm/_logs", abs: filepath.Join(b.in.Home, ".npm/_logs")}
+	if real, fi, ok, _ := b.grant(npm, npm.abs); ok && b.t.readable(real) {
+		n := b.t.get(real, fi.IsDir())
+		n.identify(idOf(fi))
 		b.mark(n, "default write path", func(n *node) { n.writeAllow = true })
 	}
 	for i, e := range fsCfg.DenyWrite {
@@ -157,12 +173,12 @@ func (b *builder) rules() error {
 // the filesystem rules off), the certificate re-allowed as an allowRead.
 func (b *builder) caFiles() error {
 	if b.in.CACert != "" && !b.in.Config.Filesystem.Disabled {
-		if err := b.read(spelled{field: "network.tlsTerminate.caCertPath", entry: b.in.CACert, abs: b.in.CACert}, false, false); err != nil {
+		if err := b.read(spellAbs("network.tlsTerminate.caCertPath", b.in.CACert), false, false); err != nil {
 			return err
 		}
 	}
 	if b.in.CAKey != "" {
-		return b.read(spelled{field: "network.tlsTerminate.caKeyPath", entry: b.in.CAKey, abs: b.in.CAKey}, true, true)
+		return b.read(spellAbs("network.tlsTerminate.caKeyPath", b.in.CAKey), true, true)
 	}
 	return nil
 }
@@ -183,6 +199,13 @@ func (b *builder) existing(p string) (*node, bool) {
 
 // read adds the targets of a denyRead (deny) or allowRead entry.
 func (b *builder) read(s spelled, deny, strong bool) error {
+	if s.dotdot {
+		if deny {
+			return fmt.Errorf("%s %q: a \"..\" after a wildcard cannot be expanded; write the path without it: %w", s.field, s.entry, settings.ErrInvalid)
+		}
+		b.warn("%s %q has a \"..\" after a wildcard, which srt does not expand, so the entry re-allows nothing; write the path without it", s.field, s.entry)
+		return nil
+	}
 	targets, err := b.targets(s, deny)
 	if err != nil {
 		return err
@@ -195,7 +218,13 @@ func (b *builder) read(s spelled, deny, strong bool) error {
 		if deny && t.links > 1 {
 			b.warn("%s %q names %s, which has %d hard links: the denied path cannot be read, but the file's other names can; deny their directories too, or remove the extra links", s.field, s.entry, t.path, t.links)
 		}
+		if deny {
+			b.readDenied = append(b.readDenied, t.path)
+		}
 		n := b.t.get(t.path, t.isDir)
+		if !deny {
+			n.identify(t.id)
+		}
 		b.mark(n, s.field, func(n *node) {
 			switch {
 			case strong:
@@ -231,112 +260,41 @@ func (b *builder) denyRoot(s spelled, strong bool) {
 	}
 }
 
-type target struct {
-	path  string
-	isDir bool
-	links uint64 // hard links of a file (0 when unknown)
-}
-
-// targets resolves an entry to the real paths it names now. A pattern is
-// expanded; so is, for a deny, a directory it could not list.
-func (b *builder) targets(s spelled, deny bool) ([]target, error) {
-	var out []target
-	add := func(p string) {
-		real, fi, err := fsview.Stat(b.in.FS, p)
-		if err != nil {
-			return
-		}
-		if underProc(real) {
-			b.warn("%s %q names %s under /proc; the sandbox gets a fresh /proc, so the entry has no effect", s.field, s.entry, real)
-			return
-		}
-		t := target{path: real, isDir: fi.IsDir()}
-		if st, ok := fi.Sys().(*syscall.Stat_t); ok && !fi.IsDir() {
-			t.links = uint64(st.Nlink)
-		}
-		out = append(out, t)
-	}
-	if !s.pattern {
-		add(s.abs)
-		if len(out) == 0 {
-			b.note("%s %q: %s does not exist", s.field, s.entry, s.abs)
-		}
-		return out, nil
-	}
-	add(s.abs) // a pattern is also the path of that name where it exists
-	pat, err := glob.Compile(s.abs)
-	if err != nil {
-		return nil, fmt.Errorf("%s %q: %w", s.field, s.entry, err)
-	}
-	if pat.LeadingWildcard() {
-		b.warn("%s %q starts with a wildcard, so srt cannot expand it and it has no effect; root it in a directory (for example \"~/**/*.pem\")", s.field, s.entry)
-		return out, nil
-	}
-	exp, err := glob.Expand(b.in.FS, pat, glob.ExpandOptions{FollowSymlinks: false})
-	if err != nil {
-		if deny {
-			return nil, fmt.Errorf("%s %q: %w: %w", s.field, s.entry, ErrGlobTooBroad, err)
-		}
-		b.warn("%s %q: %v; the entry re-allows nothing", s.field, s.entry, err)
-		return out, nil
-	}
-	for _, m := range exp.Matches {
-		if !deny {
-			if fi, err := b.in.FS.Lstat(m); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
-				continue // allowRead patterns do not follow symlinks
-			}
-		}
-		add(m)
-	}
-	if deny {
-		for _, d := range exp.Unlistable {
-			add(d)
-		}
-	}
-	return dedupe(out), nil
-}
-
-func dedupe(ts []target) []target {
-	seen := map[string]bool{}
-	out := ts[:0]
-	for _, t := range ts {
-		if !seen[t.path] {
-			seen[t.path] = true
-			out = append(out, t)
-		}
-	}
-	return out
-}
-
-func underProc(p string) bool { return p == "/proc" || strings.HasPrefix(p, "/proc/") }
-
 // allowWrite adds an allowWrite entry. Patterns are not expanded for
 // writes; one that names an existing path literally grants that path.
 func (b *builder) allowWrite(s spelled) {
-	p := s.abs
 	if s.pattern {
-		if _, err := b.in.FS.Lstat(p); err != nil {
+		if _, err := b.in.FS.Lstat(s.abs); s.dotdot || err != nil {
 			b.warn("%s %q is a pattern; srt grants writes only to paths, so this entry grants nothing", s.field, s.entry)
 			return
 		}
 	}
-	n, ok := b.existing(p)
+	real, fi, ok, refused := b.grant(s, s.abs)
 	if !ok {
-		b.note("%s %q: %s does not exist", s.field, s.entry, p)
+		if !refused {
+			b.note("%s %q: %s does not exist", s.field, s.entry, s.abs)
+		}
 		return
 	}
-	if underKernelFS(n.path) {
-		b.warn("%s %q names %s; /proc and /sys are read-only in every sandbox, so the entry grants nothing", s.field, s.entry, n.path)
+	if underKernelFS(real) {
+		b.warn("%s %q names %s; /proc and /sys are read-only in every sandbox, so the entry grants nothing", s.field, s.entry, real)
 		return
 	}
+	n := b.t.get(real, fi.IsDir())
+	n.identify(idOf(fi))
 	b.mark(n, s.field, func(n *node) { n.writeAllow = true })
 }
 
 // denyWrite adds a denyWrite entry: its existing targets, or the missing
 // path it names.
 func (b *builder) denyWrite(s spelled) error {
+	if s.dotdot {
+		return fmt.Errorf("%s %q: a \"..\" after a wildcard cannot be expanded; write the path without it: %w", s.field, s.entry, settings.ErrInvalid)
+	}
 	if !s.pattern {
-		b.protect = append(b.protect, protect{abs: s.abs, why: s.field, entry: s.entry})
+		if !b.crosses(s, s.abs) {
+			b.protect = append(b.protect, protect{abs: s.abs, why: s.field, entry: s.entry})
+		}
 		return nil
 	}
 	targets, err := b.targets(s, true)

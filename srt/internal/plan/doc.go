@@ -21,8 +21,19 @@
 //
 // Nodes are mounted parents first; a node gets a mount when its view differs
 // from the view it inherits, or when it must be pinned. Pins are writable
-// directories above a write-protected path: as mount points they cannot be
-// renamed or removed, so `mv .git g` cannot move the protection away.
+// directories above a write-protected or read-denied path: as mount points
+// they cannot be renamed or removed, so `mv .git g` cannot move the
+// protection away, nor `mv config c2` a denied config/secrets.env.
 // Write-protected paths that do not exist get a placeholder that srt creates
 // on the host and removes after the run.
+//
+// # Grants and symlinks
+//
+// A grant is on the path as written (trust.go): an allow entry through a
+// symlink the caller could have made grants nothing. A grant is resolved
+// once, and the mount that carries it (Mount.Grant: every host-rw mount, and
+// a host-ro one inside a hidden region) records the inode it resolved to;
+// the executor binds that inode by descriptor, and the init stage checks
+// the writable mounts against the same inodes (Init.Writable). A deny
+// follows symlinks, but not one that leads to "/" or above itself.
 package plan

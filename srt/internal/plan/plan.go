@@ -92,7 +92,36 @@ type Mount struct {
 	View View
 	// Why names the rules that produced the mount, for debug output.
 	Why string
+	// Grant marks a mount that opens host content: every HostRW mount, and
+	// a HostRO one that shows host content inside a hidden region (an
+	// allowRead). A concurrent sandbox could swap the path for a symlink
+	// between Build and the mount (issue 10, item 7), so the executor binds
+	// a grant by a descriptor it opened without following symlinks and
+	// checked against ID: what is bound is what Build looked at.
+	// Restrictions (read-only protections, pins, denies) need no check.
+	Grant bool
+	ID    FileID
+	// Created marks a grant on a placeholder (Plan.Placeholders), which
+	// does not exist when Build runs: its ID is zero, and the executor
+	// fills it in from the placeholder srt made (SetID).
+	Created bool
 }
+
+// SetID records the identity of the placeholder at path, once srt has
+// made it, on the grant that binds it (Mount.Created).
+func (p *Plan) SetID(path string, id FileID) {
+	for i := range p.Mounts {
+		if m := &p.Mounts[i]; m.Path == path && m.Created {
+			m.ID = id
+			if m.View == HostRW {
+				p.Init.Writable = append(p.Init.Writable, id)
+			}
+		}
+	}
+}
+
+// FileID identifies a file: its device and inode numbers.
+type FileID = initstage.FileID
 
 // Placeholder is a path srt creates on the host before the run, so that a
 // write-protected path that does not exist has something to mount on.

@@ -66,7 +66,7 @@ func host() *fsview.Mem {
 		"/home/u/ca/ca.crt":                           "file",
 		"/home/u/ca/ca.key":                           "file",
 		"/tmp/srt-1000/srt-ca-7-8-x/trust-bundle.crt": "file",
-	})
+	}).Own("/home/u", 1000, 1000)
 }
 
 func TestGolden(t *testing.T) {
@@ -135,6 +135,14 @@ func TestGolden(t *testing.T) {
 			func(in *Input) { in.SettingsFiles = []string{"/home/u/.srt-settings.json", "/home/u/proj/src/main.go"} }},
 		{"settings-files-fs-disabled", `{"filesystem":{"disabled":true,"denyRead":[],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`,
 			func(in *Input) { in.SettingsFiles = []string{"/home/u/.srt-settings.json", "/home/u/proj/src/main.go"} }},
+		// Issue 10, items 3, 7, 14, 16, 18, 19, 20, 21: see paths_test.go.
+		{"paths-deny-read-pins", fsSettings(`{"denyRead":["config/secrets.env","keys/**/*.pem","config/dir"],"allowWrite":["."],"denyWrite":[]}`), paths},
+		{"paths-allow-symlinks", fsSettings(allowSymlinks), paths},
+		{"paths-allow-symlinks-root", fsSettings(allowSymlinks), func(in *Input) { paths(in); in.UID = 0 }},
+		{"paths-brackets-cwd", fsSettings(`{"denyRead":["**/.env","sub/*"],"allowWrite":[],"denyWrite":[]}`), func(in *Input) { paths(in); in.Cwd = "/home/u/[WIP] project" }},
+		{"paths-deny-follows-symlinks", fsSettings(`{"denyRead":["**/.env","~/outside"],"allowRead":["~/outside/deep","**/readme"],"allowWrite":[],"denyWrite":[]}`), paths},
+		{"paths-dotdot-after-wildcard", fsSettings(`{"denyRead":["keys/../config/secrets.env"],"allowRead":["k*/../x"],"allowWrite":["*/../keep","[ab]/..","config/../keys"],"denyWrite":[]}`), paths},
+		{"paths-deny-crossing", withCredentials(fsSettings(`{"denyRead":["rootlink","up","rootlink/usr","up/*"],"allowWrite":["."],"denyWrite":["rootlink","up/new"]}`), `{"files":[{"path":"up","mode":"deny"}]}`), paths},
 		{"tls-terminate-ephemeral", `{"filesystem":{"denyRead":["/tmp"],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[],"tlsTerminate":{}}}`,
 			func(in *Input) { in.TrustBundle = "/tmp/srt-1000/srt-ca-7-8-x/trust-bundle.crt" }},
 	}
@@ -162,7 +170,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			opts, command := p.BwrapArgs("/proc/self/fd/5")
+			opts, command := p.BwrapArgs("/proc/self/fd/5", 6)
 			got := p.String() + "\nbwrap " + strings.Join(opts, " ") + " -- " + strings.Join(command, " ") + "\n"
 			file := filepath.Join("testdata", c.name+".golden")
 			if *update {

@@ -113,6 +113,14 @@ func (b *builder) applyProtects() {
 	b.placeholders(wants)
 	b.sharePlaceholders(shared, wants)
 	b.warnSymlinks(links)
+	// A read-denied path is pinned as a protected one is (issue 10, item
+	// 3): with allowWrite "." and denyRead "config/secrets.env", renaming
+	// config would otherwise carry the file out from under its mount, and
+	// the next run would read it at its new name. The target itself is a
+	// mount point already.
+	for _, p := range b.readDenied {
+		b.pinAbove(filepath.Dir(p))
+	}
 }
 
 // protectExisting write-protects an existing path and pins the writable

@@ -26,6 +26,24 @@ type node struct {
 	// it (git opens these files and fails on EACCES), not as null.
 	readablePlaceholder bool
 	why                 []string
+	// id is the file Build resolved a grant to, when a grant made the
+	// node: the file that is bound (see Mount.Grant). A path swapped
+	// between two looks is then refused, not granted as it is now.
+	id       *FileID
+	conflict bool
+}
+
+// identify records id as the node's file; a second, different identity
+// (two grants that resolved the same path to different files, because it
+// changed in between) leaves the node unidentifiable, which Build refuses.
+func (n *node) identify(id *FileID) {
+	switch {
+	case id == nil:
+	case n.id == nil && !n.conflict:
+		n.id = id
+	case n.id != nil && *n.id != *id:
+		n.id, n.conflict = nil, true
+	}
 }
 
 type tree struct {

@@ -14,7 +14,7 @@ import (
 // filling the working directory so that a later run's walks give up.
 func init() {
 	// create PATH CONTENT: create (or truncate) PATH and write CONTENT.
-	register("create", 2, func(a []string) { createFile("create", a[0], a[1]) })
+	register("create", 2, func(a []string) { createContent("create", a[0], a[1]) })
 	// plant-link TARGET LINK: make LINK a symlink to TARGET.
 	register("plant-link", 2, func(a []string) { report("plant-link", unix.Symlink(a[0], a[1])) })
 	// fill DIR N: create DIR and N empty files in it.
@@ -24,8 +24,8 @@ func init() {
 	register("fill-dirs", 3, func(a []string) { fill(a[0], a[1], a[2]) })
 }
 
-// createFile creates path (truncating it) and writes content.
-func createFile(name, path, content string) {
+// createContent creates path (truncating it) and writes content.
+func createContent(name, path, content string) {
 	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
 	if err == nil {
 		_, err = f.WriteString(content)

@@ -1,0 +1,111 @@
+package plan
+
+import (
+	"fmt"
+	"io/fs"
+	"strings"
+	"syscall"
+
+	"github.com/srt-sandbox/srt/internal/fsview"
+	"github.com/srt-sandbox/srt/internal/glob"
+)
+
+type target struct {
+	path  string
+	isDir bool
+	links uint64 // hard links of a file (0 when unknown)
+	id    *FileID
+}
+
+// targets resolves a read entry to the real paths it names now. A pattern
+// is expanded (see glob.Expand): a deny's expansion follows symlinked
+// directories, so that "proj/**/.env" also hides proj/out/deep/.env when
+// out -> ../outside (issue 10, item 18); an allow's does not, and an allow
+// never passes through a symlink a sandbox could have made (see granted).
+// A deny also covers the directories it could not list, and ignores a path
+// that leads to "/" or above itself (see crossing).
+func (b *builder) targets(s spelled, deny bool) ([]target, error) {
+	var out []target
+	// add resolves the path p and reports whether it exists.
+	add := func(p string) bool {
+		var real string
+		var fi fs.FileInfo
+		if deny {
+			if b.crosses(s, p) {
+				return true // named in a warning
+			}
+			var err error
+			if real, fi, err = fsview.Stat(b.in.FS, p); err != nil {
+				return false
+			}
+		} else {
+			var ok, refused bool
+			if real, fi, ok, refused = b.grant(s, p); !ok {
+				return refused // a refusal is named in a warning
+			}
+		}
+		if underProc(real) {
+			b.warn("%s %q names %s under /proc; the sandbox gets a fresh /proc, so the entry has no effect", s.field, s.entry, real)
+			return true
+		}
+		t := target{path: real, isDir: fi.IsDir(), id: idOf(fi)}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && !fi.IsDir() {
+			t.links = uint64(st.Nlink)
+		}
+		out = append(out, t)
+		return true
+	}
+	if !s.pattern {
+		if !add(s.abs) {
+			b.note("%s %q: %s does not exist", s.field, s.entry, s.abs)
+		}
+		return out, nil
+	}
+	add(s.abs) // a pattern is also the path of that name where it exists
+	pat, err := glob.CompileWithLiteralPrefix(s.base, s.rest)
+	if err != nil {
+		return nil, fmt.Errorf("%s %q: %w", s.field, s.entry, err)
+	}
+	if pat.LeadingWildcard() {
+		b.warn("%s %q starts with a wildcard, so srt cannot expand it and it has no effect; root it in a directory (for example \"~/**/*.pem\")", s.field, s.entry)
+		return out, nil
+	}
+	exp, err := glob.Expand(b.in.FS, pat, glob.ExpandOptions{FollowSymlinks: deny})
+	if err != nil {
+		if deny {
+			return nil, fmt.Errorf("%s %q: %w: %w", s.field, s.entry, ErrGlobTooBroad, err)
+		}
+		b.warn("%s %q: %v; the entry re-allows nothing", s.field, s.entry, err)
+		return out, nil
+	}
+	for _, m := range exp.Matches {
+		if !deny && b.isLink(m) {
+			continue // allowRead patterns do not follow symlinks
+		}
+		add(m)
+	}
+	if deny {
+		for _, d := range exp.Unlistable {
+			add(d)
+		}
+		for _, l := range exp.Loops {
+			to, _ := b.in.FS.Readlink(l)
+			b.warn("%s %q: not following the symlink %s -> %s while expanding: it leads to / or above itself, and following it would walk that whole tree again", s.field, s.entry, l, to)
+		}
+	}
+	return dedupe(out), nil
+}
+
+func dedupe(ts []target) []target {
+	seen := map[string]bool{}
+	out := ts[:0]
+	for _, t := range ts {
+		if !seen[t.path] {
+			seen[t.path] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+func underProc(p string) bool { return p == "/proc" || strings.HasPrefix(p, "/proc/") }
