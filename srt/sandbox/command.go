@@ -241,14 +241,17 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		return nil, err
 	}
 	firstFD := 0
-	if m.bwrap.HasBindFD() {
+	m.bwrapMu.Lock()
+	checkedBwrap := m.bwrapChecked // the version checkPrograms read
+	m.bwrapMu.Unlock()
+	if checkedBwrap.HasBindFD() {
 		firstFD = argsFD + 1
 	} else {
 		for _, g := range grants {
 			g.Close()
 		}
 		if len(grants) > 0 {
-			fmt.Fprintf(m.opts.Warnings, "srt: warning: bubblewrap %s has no --bind-fd (%s and later have it): the writable and re-allowed paths are bound by name, so a process that replaces one with a symlink while the sandbox starts can move the grant elsewhere; upgrade bubblewrap\n", m.bwrap.Version, bwrap.BindFDVersion)
+			fmt.Fprintf(m.opts.Warnings, "srt: warning: bubblewrap %s has no --bind-fd (%s and later have it): the writable and re-allowed paths are bound by name, so a process that replaces one with a symlink while the sandbox starts can move the grant elsewhere; upgrade bubblewrap\n", checkedBwrap.Version, bwrap.BindFDVersion)
 		}
 		grants = nil
 	}

@@ -144,7 +144,7 @@ func TestEscapeSymlinkedAllowAcrossRuns(t *testing.T) {
 
 		// Run 1 plants the links, as the same settings allow.
 		for _, l := range []string{"data", "out"} {
-			want(t, w.probe(s, "plant-symlink", secret, l), "move-aside", "ok", "symlink", "ok")
+			want(t, w.probe(s, "replace-by-symlink", secret, l), "move-aside", "ok", "symlink", "ok")
 		}
 		// Run 2 and later read and write through them.
 		for _, c := range []struct{ path, secret, warn string }{
@@ -259,7 +259,7 @@ func TestEscapeDenyThroughRootSymlink(t *testing.T) {
 		// plants the links.
 		open := pathSettings(nil, nil, []string{"."}, nil)
 		for _, l := range [][2]string{{"/", "build"}, {"/", "out/x"}, {"/", "gen"}, {"..", "up"}} {
-			want(t, w.probe(open, "plant-symlink", l[0], l[1]), "symlink", "ok")
+			want(t, w.probe(open, "replace-by-symlink", l[0], l[1]), "symlink", "ok")
 		}
 		// Every later run still runs.
 		p := w.probe(credS, "read", "public.txt")

@@ -16,12 +16,12 @@ func TestEscapeCreateDefaultSettings(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
 		def := w.home + "/.srt-settings.json"
 		s := fsSettings(`{"denyRead":[],"allowWrite":["~"],"denyWrite":[]}`)
-		want(t, w.probe(s, "create", def, `{"filesystem":{"disabled":true}}`), "create", "EACCES")
+		want(t, w.probe(s, "write-file", def, `{"filesystem":{"disabled":true}}`), "create", "EACCES")
 		if exists(def) {
 			t.Fatalf("ESCAPE: the sandbox left %s behind", def)
 		}
 		// Control: a file of any other name beside it is created.
-		want(t, w.probe(s, "create", w.home+"/.other.json", "{}"), "create", "ok")
+		want(t, w.probe(s, "write-file", w.home+"/.other.json", "{}"), "create", "ok")
 
 		// While a sandbox holds the placeholder, a plain srt (default
 		// settings file) still runs, with the built-in defaults.

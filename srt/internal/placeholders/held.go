@@ -16,7 +16,8 @@ func Held(p string) bool {
 			continue
 		}
 		for _, e := range j.Entries {
-			if e.Path == p && sameFile(p, e) {
+			// Ino 0: the run has recorded it and is making it now.
+			if e.Path == p && (e.Ino == 0 || sameFile(p, e)) {
 				return true
 			}
 		}

@@ -16,7 +16,7 @@ import (
 // be granted for a symlink while that sandbox starts.
 func init() {
 	register("create", 1, func(a []string) { createFile("create", a[0]) })
-	register("plant-symlink", 2, plantSymlink)
+	register("replace-by-symlink", 2, plantSymlink)
 	register("exchange-loop", 4, exchangeLoop)
 }
 

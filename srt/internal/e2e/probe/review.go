@@ -13,8 +13,8 @@ import (
 // planting files and links a later run or a later host program trusts, and
 // filling the working directory so that a later run's walks give up.
 func init() {
-	// create PATH CONTENT: create (or truncate) PATH and write CONTENT.
-	register("create", 2, func(a []string) { createContent("create", a[0], a[1]) })
+	// write-file PATH CONTENT: create (or truncate) PATH and write CONTENT.
+	register("write-file", 2, func(a []string) { createContent("create", a[0], a[1]) })
 	// plant-link TARGET LINK: make LINK a symlink to TARGET.
 	register("plant-link", 2, func(a []string) { report("plant-link", unix.Symlink(a[0], a[1])) })
 	// fill DIR N: create DIR and N empty files in it.
@@ -64,7 +64,7 @@ func fill(dir, count, inner string) {
 func init() {
 	// setid PATH: copy this probe to PATH and make it setuid and setgid,
 	// by chmod; PATH+".creat" gets the bits from open(O_CREAT)'s mode.
-	register("setid", 1, func(a []string) {
+	register("review-setid", 1, func(a []string) {
 		self, err := os.ReadFile("/proc/self/exe")
 		if !report("read-self", err) {
 			return
