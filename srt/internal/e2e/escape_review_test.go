@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,14 +8,16 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 )
 
 // The independent hostile review of issue 10: attacks that are not among
-// the issue's 21 findings. TestReviewEscape… tests try an attack that got
-// out when they were written (they fail until it is closed);
-// TestReviewHolds… tests guard an attack that was refused. Each has a
-// control that shows the attack code works where the protection is lifted.
+// the issue's 21 findings, written before the fixes. TestReviewEscape…
+// tests try an attack that got out on main at 32e0ef5 (each is closed now,
+// and the test keeps it closed); TestReviewHolds… tests guard an attack
+// that was refused then too. Each has a control that shows the attack
+// code works where the protection is lifted. The review's other findings
+// are tested where they were fixed: escape_stdio_test.go (an inherited
+// datagram socket), escape_scan_test.go, escape_denyglob_test.go.
 
 const reviewWriteCwd = `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}`
 
@@ -157,27 +158,6 @@ func TestReviewEscapeHooksPath(t *testing.T) {
 	})
 }
 
-// TestReviewEscapeScanExhausted: the walk that finds nested repositories
-// (and .vscode, .idea, deeper .bashrc …) stops after 50000 entries with a
-// warning, and what it did not reach is not protected. A command fills a
-// directory that sorts first; the next run leaves a nested repository's
-// hooks writable.
-func TestReviewEscapeScanExhausted(t *testing.T) {
-	forEach(t, func(t *testing.T, w *workspace) {
-		sub := w.mkdir("home/proj/sub")
-		w.mustGit(sub, "init", "-q")
-		hook := sub + "/.git/hooks/pre-commit"
-		// Control: the nested repository's hooks are protected.
-		want(t, w.probe(reviewWriteCwd, "write-file", hook, "#!/bin/sh\n"), "create", "EROFS")
-		want(t, w.probe(reviewWriteCwd, "fill", w.dir+"/aaa", "50001"), "fill", "ok")
-		p := w.probe(reviewWriteCwd, "write-file", hook, "#!/bin/sh\n")
-		if data, _ := os.ReadFile(hook); len(data) > 0 {
-			t.Errorf("ESCAPE: after the working directory was filled, a nested repository's hook was written\n%s", p.result)
-		}
-		want(t, p, "create", "EROFS")
-	})
-}
-
 // TestReviewEscapeHomeStartupFiles: with the working directory at $HOME
 // (an agent started in ~) and allowWrite ["."], the mandatory list
 // protects .bashrc and .gitconfig but not other files that make a later
@@ -196,7 +176,9 @@ func TestReviewEscapeHomeStartupFiles(t *testing.T) {
 		// Control: the protected names are refused.
 		want(t, w.probe(reviewWriteCwd, "write", w.home+"/.bashrc"), "write", "EROFS")
 		want(t, w.probe(reviewWriteCwd, "write", w.home+"/.gitconfig"), "write", "EROFS")
-		want(t, w.probe(reviewWriteCwd, "write-file", w.home+"/.bash_profile", "x"), "create", "EACCES")
+		// A missing one is a placeholder: unreadable (EACCES), or read-only
+		// where it holds content srt wrote for the host's shells (EROFS).
+		want(t, w.probe(reviewWriteCwd, "write-file", w.home+"/.bash_profile", "x"), "create", "EROFS")
 		var escaped []string
 		for _, f := range []string{".zshenv", ".config/git/config"} {
 			p := w.probe(reviewWriteCwd, "write", filepath.Join(w.home, f))
@@ -206,8 +188,8 @@ func TestReviewEscapeHomeStartupFiles(t *testing.T) {
 		}
 		for _, f := range []string{".bash_login", ".bash_logout", ".zlogin", ".ssh/rc"} {
 			p := w.probe(reviewWriteCwd, "write-file", filepath.Join(w.home, f), "x")
-			if p.steps["create"] != "EACCES" {
-				escaped = append(escaped, f+": "+p.steps["create"])
+			if o := p.steps["create"]; o != "EACCES" && o != "EROFS" {
+				escaped = append(escaped, f+": "+o)
 			}
 		}
 		if len(escaped) > 0 {
@@ -251,29 +233,6 @@ func TestReviewEscapeSettingsFile(t *testing.T) {
 	})
 }
 
-// TestReviewEscapeAvailabilityDenyGlob: a deny pattern that must be
-// expanded (denyRead ["./**/.env"], realistic) fails closed when the walk
-// passes 100000 entries or the matches need more than 10000 mounts; a
-// command that may write the working directory creates that many, and
-// every later srt run with these settings fails before the command starts.
-func TestReviewEscapeAvailabilityDenyGlob(t *testing.T) {
-	forEach(t, func(t *testing.T, w *workspace) {
-		s := fsSettings(`{"denyRead":["./**/.env"],"allowWrite":["."],"denyWrite":[]}`)
-		// Control: the settings run.
-		expect(t, w.sh(s, "echo RUNS"), 0, "RUNS")
-		want(t, w.probe(s, "fill", w.dir+"/junk", "100001"), "fill", "ok")
-		if r := w.sh(s, "echo RUNS"); r.code != 0 {
-			t.Errorf("AVAILABILITY: after the command made 100001 files, every later run fails:\n%s", r)
-		}
-		os.RemoveAll(w.dir + "/junk")
-		expect(t, w.sh(s, "echo RUNS"), 0, "RUNS")
-		want(t, w.probe(s, "fill-dirs", w.dir+"/many", "10001", ".env"), "fill", "ok")
-		if r := w.sh(s, "echo RUNS"); r.code != 0 {
-			t.Errorf("AVAILABILITY: after the command made 10001 .env files, every later run fails:\n%s", r)
-		}
-	})
-}
-
 // TestReviewHoldsWeakerProcRoot: with enableWeakerNestedSandbox the host's
 // /proc is visible, but /proc/<host pid>/root (and environ, mem) of a host
 // process of the same user cannot be followed: Landlock's ptrace scope
@@ -308,64 +267,19 @@ func TestReviewHoldsRootCapabilities(t *testing.T) {
 	})
 }
 
-// TestReviewEscapeSiblingRepository: the mandatory protections of .git
-// (hooks, config) cover the working directory and below. With a grant
-// above it (allowWrite ["~"] or [".."], as item 12's setting), the hooks
-// and config of every other repository in that space are writable; the
-// host's next git commit there runs the hook. Item 12 covers start-up
-// files in $HOME, not repositories.
-func TestReviewEscapeSiblingRepository(t *testing.T) {
-	forEach(t, func(t *testing.T, w *workspace) {
-		other := w.mkdir("home/other")
-		w.mustGit(other, "init", "-q")
-		w.mustGit(w.dir, "init", "-q")
-		s := fsSettings(`{"denyRead":[],"allowWrite":["~"],"denyWrite":[]}`)
-		mark := w.marker("sibling-hook-ran")
-		hook := "#!/bin/sh\n" + touchCmd(mark) + "\n"
-		// Control: the working directory's own repository is protected.
-		want(t, w.probe(s, "write-file", w.dir+"/.git/hooks/pre-commit", hook), "create", "EROFS")
-		p := w.probe(s, "write-file", other+"/.git/hooks/pre-commit", hook)
-		w.write("home/other/a", "a")
-		w.mustGit(other, "add", "a")
-		w.hostGit(other, "commit", "-qm", "a")
-		if exists(mark) {
-			t.Errorf("ESCAPE: a hook written in a repository beside the working directory ran on the host\n%s", p.result)
-		}
-		want(t, p, "create", "EROFS")
-	})
-}
-
 // TestReviewEscapeClaudeSettingsLocal: item 9 names .claude/settings.json;
 // .claude/settings.local.json holds the same hooks (commands Claude Code
 // runs on the host) and is as writable when .claude exists.
 func TestReviewEscapeClaudeSettingsLocal(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
 		w.mkdir("home/proj/.claude")
-		// Control: .claude/commands (protected, missing: a placeholder)
-		// is refused.
-		want(t, w.probe(reviewWriteCwd, "write-file", w.dir+"/.claude/commands", "x"), "create", "EACCES")
+		// Control: .claude/commands is refused (all of .claude is
+		// read-only since issue 10, item 9).
+		want(t, w.probe(reviewWriteCwd, "write-file", w.dir+"/.claude/commands", "x"), "create", "EROFS")
 		p := w.probe(reviewWriteCwd, "write-file", w.dir+"/.claude/settings.local.json", `{"hooks":{}}`)
 		// A placeholder (EACCES) or a read-only .claude (EROFS).
 		if o := p.steps["create"]; o != "EACCES" && o != "EROFS" {
 			t.Fatalf("ESCAPE: .claude/settings.local.json was written (%s)\n%s", o, p.result)
-		}
-	})
-}
-
-// TestReviewEscapeAvailabilityProtectedLink: the scan protects an existing
-// <dir>/.claude/commands (or <repo>/.git/hooks) whatever it is; a command
-// makes it a symlink to /, and from then on the protection resolves to /
-// and every later run can write nothing (the working directory included).
-// Item 21 is the same for a deny pattern; this is the mandatory scan.
-func TestReviewEscapeAvailabilityProtectedLink(t *testing.T) {
-	forEach(t, func(t *testing.T, w *workspace) {
-		// Control: the working directory is writable.
-		want(t, w.probe(reviewWriteCwd, "write-file", w.dir+"/before", "x"), "create", "ok")
-		w.mkdir("home/proj/sub/.claude")
-		want(t, w.probe(reviewWriteCwd, "plant-link", "/", w.dir+"/sub/.claude/commands"), "plant-link", "ok")
-		p := w.probe(reviewWriteCwd, "write-file", w.dir+"/after", "x")
-		if p.steps["create"] != "ok" {
-			t.Errorf("AVAILABILITY: a symlink to / at sub/.claude/commands makes every later run read-only\n%s", p.result)
 		}
 	})
 }
@@ -397,59 +311,6 @@ func TestReviewEscapeRootSetuid(t *testing.T) {
 		}
 		if w.r.uid == 0 {
 			want(t, p, "copy", "ok", "chmod-setid", "EPERM", "creat-setid", "EPERM")
-		}
-	})
-}
-
-// TestReviewEscapeInheritedDatagramSocket: item 5 is socketpair(AF_UNIX,
-// SOCK_DGRAM) made inside. A datagram socket the command inherits (its
-// standard input, as a supervisor that talks to its children over
-// socketpairs hands it) reaches every host datagram socket the same way:
-// sendto() with a path overrides the socket's peer. Seccomp's socket()
-// rule never sees it.
-func TestReviewEscapeInheritedDatagramSocket(t *testing.T) {
-	forEach(t, func(t *testing.T, w *workspace) {
-		path := w.path("home/host-dgram.sock")
-		l, err := net.ListenUnixgram("unixgram", &net.UnixAddr{Name: path, Net: "unixgram"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer l.Close()
-		os.Chmod(path, 0o777)
-		got := func() bool {
-			l.SetReadDeadline(time.Now().Add(time.Second))
-			buf := make([]byte, 64)
-			n, _, err := l.ReadFrom(buf)
-			return err == nil && string(buf[:n]) == "PROBE-DGRAM"
-		}
-		run := func(sandboxed bool) probeRun {
-			fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_DGRAM|syscall.SOCK_CLOEXEC, 0)
-			if err != nil {
-				t.Fatal(err)
-			}
-			in, other := os.NewFile(uintptr(fds[0]), "in"), os.NewFile(uintptr(fds[1]), "other")
-			defer in.Close()
-			defer other.Close()
-			var cmd *exec.Cmd
-			if sandboxed {
-				cmd = w.command(nil, "-s", w.settings(reviewWriteCwd), "--", probeBin(t), "sendto-stdin", path)
-			} else {
-				cmd = exec.Command(probeBin(t), "sendto-stdin", path)
-				w.asRunner(cmd)
-			}
-			cmd.Stdin = in
-			out, _ := cmd.Output()
-			return newProbeRun(result{stdout: string(out), code: cmd.ProcessState.ExitCode()})
-		}
-		p := run(true)
-		if got() {
-			t.Errorf("ESCAPE: a datagram sent through an inherited socket reached a host Unix socket\n%s", p.result)
-		}
-		want(t, p, "sendto-stdin", "EPERM")
-		// Control: outside the sandbox the same code delivers it.
-		want(t, run(false), "sendto-stdin", "ok")
-		if !got() {
-			t.Fatal("control: the datagram did not arrive")
 		}
 	})
 }
