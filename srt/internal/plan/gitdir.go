@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -68,11 +69,20 @@ const (
 // pointer) or a dangling link is protected itself, and so is the git
 // directory the file points to, where the rules let it be written: the
 // working directory may be a linked worktree of a repository elsewhere.
+//
+// A .git link or file that leads to "/" or to a directory holding the
+// working directory is ignored, with a warning (see linkroot.go): its
+// config, hooks and modules would be that directory's entries.
 func (b *builder) gitProtects(gitPath string) []protect {
-	if _, err := b.in.FS.Lstat(gitPath); err != nil {
+	lfi, err := b.in.FS.Lstat(gitPath)
+	if err != nil {
 		return nil
 	}
-	if _, fi, err := fsview.Stat(b.in.FS, gitPath); err == nil && fi.IsDir() {
+	if real, fi, err := fsview.Stat(b.in.FS, gitPath); err == nil && fi.IsDir() {
+		if lfi.Mode()&fs.ModeSymlink != 0 && b.holdsCwd(real) {
+			b.warnGitToCwd(gitPath, real)
+			return nil
+		}
 		return b.gitDirProtects(gitPath, 0)
 	}
 	out := []protect{{abs: gitPath, why: "mandatory"}}
@@ -111,6 +121,10 @@ func (b *builder) pointer(file, prefix, base string) string {
 func (b *builder) linkedGitDir(dir, worktree string) []protect {
 	real, fi, err := fsview.Stat(b.in.FS, dir)
 	if err != nil || !fi.IsDir() || !b.anyWritableUnder(real) {
+		return nil
+	}
+	if b.holdsCwd(real) {
+		b.warnGitToCwd(filepath.Join(worktree, ".git"), real)
 		return nil
 	}
 	common := b.pointer(filepath.Join(dir, "commondir"), "", dir)
@@ -162,7 +176,9 @@ func (b *builder) gitDirProtects(dir string, nesting int) []protect {
 	}
 	for _, m := range b.moduleGitDirs(modules) {
 		if real, err := fsview.Realpath(b.in.FS, m); err == nil {
-			b.mark(b.t.get(real, true), "submodule git directory", func(n *node) { n.reopen = true })
+			if n := b.t.get(real, true); !n.reopen { // reached once more through a worktree
+				b.mark(n, "submodule git directory", func(n *node) { n.reopen = true })
+			}
 			out = append(out, b.gitDirProtects(m, nesting+1)...)
 		}
 	}

@@ -1,10 +1,10 @@
 package plan
 
 import (
-	"errors"
-	"io/fs"
 	"path/filepath"
 	"strings"
+
+	"github.com/srt-sandbox/srt/internal/fsview"
 )
 
 // startup is a file or directory that is always write-protected where the
@@ -52,27 +52,30 @@ var cwdProtects = []startup{
 // JSON for the agent on the host that reads it while the sandbox runs.
 const mcpJSON = "{\"mcpServers\":{}}\n"
 
-// maxScanEntries bounds the mandatory-deny walk; past it srt warns that
-// deeper files were not looked at.
-const maxScanEntries = 50000
-
 // mandatory lists the always-protected paths: in $HOME, in the repository
-// around the working directory, in the working directory and below it.
-// $HOME's come first: where the working directory is $HOME, their
-// placeholders are the ones used.
+// around the working directory, in the working directory, and below it and
+// every other directory the command may write (scan.go). $HOME's come
+// first: where the working directory is $HOME, their placeholders are the
+// ones used.
 func (b *builder) mandatory() []protect {
 	out := b.homeProtects()
 	out = append(out, b.globalHooksPath()...)
 	out = append(out, b.enclosingRepo()...)
 	cwd := b.in.Cwd
-	if !b.anyWritableUnder(cwd) {
-		return out // nothing here can be written: nothing to protect
+	if real, err := fsview.Realpath(b.in.FS, cwd); err == nil {
+		cwd = real // the rules' nodes are real paths
 	}
-	for _, s := range cwdProtects {
-		out = append(out, s.protect(cwd))
+	if b.anyWritableUnder(cwd) {
+		for _, s := range cwdProtects {
+			out = append(out, s.protect(cwd))
+		}
+		out = append(out, b.gitProtects(filepath.Join(cwd, ".git"))...)
 	}
-	out = append(out, b.gitProtects(filepath.Join(cwd, ".git"))...)
-	return append(out, b.scan(cwd)...)
+	have := map[string]bool{}
+	for _, pr := range out {
+		have[pr.abs] = true
+	}
+	return append(out, b.scan(cwd, b.scanRoots(cwd), have)...)
 }
 
 func (s startup) protect(dir string) protect {
@@ -90,64 +93,4 @@ func (b *builder) anyWritableUnder(dir string) bool {
 		}
 	}
 	return false
-}
-
-// scan walks below the working directory for existing protected files (at
-// most depth components deep), protected directories and repositories
-// (one level less), skipping node_modules. Every entry named .git is a
-// repository, whatever is in it: a command could move any file srt looked
-// for aside for one run. Directories it cannot list while they are
-// writable are protected whole.
-func (b *builder) scan(cwd string) []protect {
-	depthLimit := b.in.Config.MandatoryDenySearchDepth
-	var out []protect
-	seen := 0
-	byName := map[string]startup{}
-	for _, s := range cwdProtects {
-		byName[s.rel] = s
-	}
-	var walk func(dir string, level int)
-	walk = func(dir string, level int) {
-		if seen > maxScanEntries {
-			return
-		}
-		ents, err := b.in.FS.ReadDir(dir)
-		if err != nil {
-			if !errors.Is(err, fs.ErrNotExist) && b.t.writable(dir) && dir != cwd {
-				out = append(out, protect{abs: dir, why: "mandatory (unlistable)"})
-			}
-			return
-		}
-		for _, e := range ents {
-			seen++
-			if level == 1 {
-				continue // the working directory's own entries are handled by mandatory()
-			}
-			name := e.Name()
-			p := filepath.Join(dir, name)
-			link := e.Type()&fs.ModeSymlink != 0
-			s, known := byName[name]
-			switch {
-			case name == ".git" && level < depthLimit:
-				out = append(out, b.gitProtects(p)...)
-			case known && s.dir && (e.IsDir() || link) && level < depthLimit:
-				out = append(out, protect{abs: p, why: "mandatory", dir: true})
-			case known && !s.dir && (e.Type().IsRegular() || link):
-				out = append(out, protect{abs: p, why: "mandatory"})
-			}
-		}
-		if level >= depthLimit {
-			return
-		}
-		for _, e := range ents {
-			if e.IsDir() && e.Name() != "node_modules" && e.Name() != ".git" {
-				walk(filepath.Join(dir, e.Name()), level+1)
-			}
-		}
-	}
-	walk(cwd, 1)
-	if seen > maxScanEntries {
-		b.warn("stopped looking for protected files (.bashrc, .git/hooks, …) under %s after %d entries; deeper ones are not write-protected", cwd, maxScanEntries)
-	}
-	return out
 }

@@ -80,8 +80,13 @@ func (b *builder) applyProtects() {
 			continue
 		}
 		done[pr] = true
-		links = append(links, b.symlinkNames(pr)...)
+		names := b.symlinkNames(pr)
 		existing, missing, err := fsview.ResolveExisting(b.in.FS, pr.abs)
+		if err == nil && missing == "" && len(names) > 0 && b.holdsWriteRoot(existing) {
+			b.warnLinkToWriteRoot(pr, names, existing)
+			continue
+		}
+		links = append(links, b.warnLinks(pr, names)...)
 		if err != nil {
 			continue
 		}
@@ -208,8 +213,7 @@ func (b *builder) placeholders(wants map[string]*wanted) {
 // symlinkNames returns the components of a protected path that are
 // symlinks in a writable directory: the kernel cannot mount on a symlink
 // (a bind follows it), so srt protects what the link points to, while the
-// link itself can be removed or replaced from inside. A denyWrite entry is
-// warned about here; the mandatory ones are returned for one warning.
+// link itself can be removed or replaced from inside.
 func (b *builder) symlinkNames(pr protect) []string {
 	var found []string
 	p := "/"
@@ -225,17 +229,25 @@ func (b *builder) symlinkNames(pr protect) []string {
 		// The link's directory is where it was found: p's parent is
 		// already resolved.
 		if b.t.writable(filepath.Dir(p)) {
-			if pr.mandatory() {
-				found = append(found, p)
-			} else {
-				b.warn("%s: %s is a symlink; srt protects what it points to, but the link itself can be removed or replaced from inside, because a mount cannot be placed on a symlink; replace the link by the file, or deny writes to %s", pr.rule(), p, filepath.Dir(p))
-			}
+			found = append(found, p)
 		}
 		if p, err = fsview.Realpath(b.in.FS, p); err != nil {
 			break
 		}
 	}
 	return found
+}
+
+// warnLinks warns about the symlinks of a denyWrite entry, and returns
+// those of an always-protected path, for one warning.
+func (b *builder) warnLinks(pr protect, names []string) []string {
+	if pr.mandatory() {
+		return names
+	}
+	for _, p := range names {
+		b.warn("%s: %s is a symlink; srt protects what it points to, but the link itself can be removed or replaced from inside, because a mount cannot be placed on a symlink; replace the link by the file, or deny writes to %s", pr.rule(), p, filepath.Dir(p))
+	}
+	return nil
 }
 
 // warnSymlinks warns once about the always-protected names that are
