@@ -35,10 +35,10 @@ func TestEscapeScanExhausted(t *testing.T) {
 		w.gitOnHostOK(sub, "init", "-q")
 		hook := sub + "/.git/hooks/pre-commit"
 		// Control: the nested repository's hooks are protected.
-		want(t, w.probe(scanWriteCwd, "create", hook, "#!/bin/sh\n"), "create", "EROFS")
+		want(t, w.probe(scanWriteCwd, "write-file", hook, "#!/bin/sh\n"), "create", "EROFS")
 
 		want(t, w.probe(scanWriteCwd, "fill", w.dir+"/aaa", "50001"), "fill", "ok")
-		p := w.probe(scanWriteCwd, "create", hook, "#!/bin/sh\n")
+		p := w.probe(scanWriteCwd, "write-file", hook, "#!/bin/sh\n")
 		if data, _ := os.ReadFile(hook); len(data) > 0 {
 			t.Fatalf("ESCAPE: after the working directory was filled with files, a nested repository's hook was written\n%s", p.result)
 		}
@@ -47,10 +47,10 @@ func TestEscapeScanExhausted(t *testing.T) {
 			t.Errorf("a directory of 50001 files stopped the scan:\n%s", p.result)
 		}
 		// The filled directory stays writable.
-		want(t, w.probe(scanWriteCwd, "create", w.dir+"/aaa/more", "x"), "create", "ok")
+		want(t, w.probe(scanWriteCwd, "write-file", w.dir+"/aaa/more", "x"), "create", "ok")
 
 		want(t, w.probe(scanWriteCwd, "fill-dirs", w.dir+"/aab", scanDirsBudget, "f"), "fill", "ok")
-		p = w.probe(scanWriteCwd, "create", hook, "#!/bin/sh\n")
+		p = w.probe(scanWriteCwd, "write-file", hook, "#!/bin/sh\n")
 		if data, _ := os.ReadFile(hook); len(data) > 0 {
 			t.Fatalf("ESCAPE: after the working directory was filled with directories, a nested repository's hook was written\n%s", p.result)
 		}
@@ -60,8 +60,8 @@ func TestEscapeScanExhausted(t *testing.T) {
 		}
 		// What the scan could not look into is read-only; the rest of
 		// the working directory is not.
-		want(t, w.probe(scanWriteCwd, "create", w.dir+"/aab/e0/.bashrc", "x"), "create", "EROFS")
-		want(t, w.probe(scanWriteCwd, "create", w.dir+"/after", "x"), "create", "ok")
+		want(t, w.probe(scanWriteCwd, "write-file", w.dir+"/aab/e0/.bashrc", "x"), "create", "EROFS")
+		want(t, w.probe(scanWriteCwd, "write-file", w.dir+"/after", "x"), "create", "ok")
 	})
 }
 
@@ -83,12 +83,12 @@ func TestEscapeSiblingRepository(t *testing.T) {
 		mark := w.markFile("sibling-hook-ran")
 		hook := "#!/bin/sh\ntouch " + mark + "\n"
 		// Control: the working directory's own repository is protected.
-		want(t, w.probe(s, "create", w.dir+"/.git/hooks/pre-commit", hook), "create", "EROFS")
+		want(t, w.probe(s, "write-file", w.dir+"/.git/hooks/pre-commit", hook), "create", "EROFS")
 		// Control: the same hook written on the host runs on the next
 		// commit (a repository the sandbox does not touch).
 		ctl := w.mkdir("home/control")
 		w.gitOnHostOK(ctl, "init", "-q")
-		want(t, w.hostProbe("create", ctl+"/.git/hooks/pre-commit", hook), "create", "ok")
+		want(t, w.hostProbe("write-file", ctl+"/.git/hooks/pre-commit", hook), "create", "ok")
 		w.write("home/control/a", "a")
 		w.gitOnHostOK(ctl, "add", "a")
 		w.gitOnHost(ctl, "commit", "-qm", "a")
@@ -97,7 +97,7 @@ func TestEscapeSiblingRepository(t *testing.T) {
 		}
 		os.Remove(mark)
 
-		p := w.probe(s, "create", other+"/.git/hooks/pre-commit", hook)
+		p := w.probe(s, "write-file", other+"/.git/hooks/pre-commit", hook)
 		w.write("home/other/a", "a")
 		w.gitOnHostOK(other, "add", "a")
 		w.gitOnHost(other, "commit", "-qm", "a")
@@ -108,11 +108,11 @@ func TestEscapeSiblingRepository(t *testing.T) {
 
 		// HEAD moved aside in one run, the hook written in the next.
 		want(t, w.probe(s, "rename", headless+"/.git/HEAD", headless+"/.git/HEAD.bak"), "rename", "ok")
-		want(t, w.probe(s, "create", headless+"/.git/hooks/pre-commit", hook), "create", "EROFS")
+		want(t, w.probe(s, "write-file", headless+"/.git/hooks/pre-commit", hook), "create", "EROFS")
 
 		// A .git file naming a git directory elsewhere in the grant.
-		want(t, w.probe(s, "create", w.home+"/separate-git/hooks/pre-commit", hook), "create", "EROFS")
-		want(t, w.probe(s, "create", separate+"/.git", "gitdir: /tmp\n"), "create", "EROFS")
+		want(t, w.probe(s, "write-file", w.home+"/separate-git/hooks/pre-commit", hook), "create", "EROFS")
+		want(t, w.probe(s, "write-file", separate+"/.git", "gitdir: /tmp\n"), "create", "EROFS")
 	})
 }
 
@@ -129,7 +129,7 @@ func TestEscapeAvailabilityProtectedLink(t *testing.T) {
 		shared := w.mkdir("shared/vs")
 		s := fsSettings(`{"denyRead":[],"allowWrite":[".","` + filepath.Dir(shared) + `"],"denyWrite":[]}`)
 		// Control: the working directory is writable.
-		want(t, w.probe(s, "create", w.dir+"/before", "x"), "create", "ok")
+		want(t, w.probe(s, "write-file", w.dir+"/before", "x"), "create", "ok")
 		w.mkdir("home/proj/sub")
 		links := map[string]string{
 			"sub/.vscode":   "/",
@@ -144,7 +144,7 @@ func TestEscapeAvailabilityProtectedLink(t *testing.T) {
 		// A protected name that points elsewhere writable.
 		want(t, w.probe(s, "plant-link", shared, w.dir+"/sub/.claude"), "plant-link", "ok")
 
-		p := w.probe(s, "create", w.dir+"/after", "x")
+		p := w.probe(s, "write-file", w.dir+"/after", "x")
 		if p.steps["create"] != "ok" {
 			t.Errorf("AVAILABILITY: symlinks to / and to the working directory's ancestors under protected names make every later run read-only\n%s", p.result)
 		}
@@ -155,21 +155,23 @@ func TestEscapeAvailabilityProtectedLink(t *testing.T) {
 		}
 		// Control: a protected link to a directory that holds no
 		// working directory still protects it.
-		want(t, w.probe(s, "create", shared+"/tasks.json", "{}"), "create", "EROFS")
-		want(t, w.probe(s, "create", filepath.Dir(shared)+"/beside", "x"), "create", "ok")
+		want(t, w.probe(s, "write-file", shared+"/tasks.json", "{}"), "create", "EROFS")
+		want(t, w.probe(s, "write-file", filepath.Dir(shared)+"/beside", "x"), "create", "ok")
 
 		// denyWrite: a symlinked protected name replaced by a link to /.
 		w.write("home/proj/scripts/deploy.sh", "#!/bin/sh\n")
 		w.symlink("scripts/deploy.sh", "home/proj/deploy.sh")
 		d := fsSettings(`{"denyRead":[],"allowWrite":["."],"denyWrite":["deploy.sh"]}`)
-		want(t, w.probe(d, "create", w.dir+"/scripts/deploy.sh", "x"), "create", "EROFS")
+		want(t, w.probe(d, "write-file", w.dir+"/scripts/deploy.sh", "x"), "create", "EROFS")
 		want(t, w.probe(d, "plant-link", "/", w.dir+"/new-link"), "plant-link", "ok")
 		want(t, w.probe(d, "rename", w.dir+"/new-link", w.dir+"/deploy.sh"), "rename", "ok")
-		p = w.probe(d, "create", w.dir+"/after-deny", "x")
+		p = w.probe(d, "write-file", w.dir+"/after-deny", "x")
 		if p.steps["create"] != "ok" {
 			t.Errorf("AVAILABILITY: a denyWrite symlink replaced by a link to / makes every later run read-only\n%s", p.result)
 		}
-		if !strings.Contains(p.stderr, `filesystem.denyWrite.0 "deploy.sh" leads through the symlink `+w.dir+"/deploy.sh to /") {
+		// The path rule of item 21 (a deny through a link to "/" or above
+		// itself is ignored) names it.
+		if !strings.Contains(p.stderr, `filesystem.denyWrite.0 "deploy.sh" is ignored where it passes through the symlink `+w.dir+"/deploy.sh -> /") {
 			t.Errorf("no warning names the denyWrite link:\n%s", p.result)
 		}
 	})
