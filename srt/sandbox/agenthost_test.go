@@ -9,7 +9,6 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
-	"os/user"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -271,35 +270,7 @@ func children() []string {
 // TestAgentHostAsUnprivilegedUser runs TestAgentHost again as the
 // unprivileged test user (real users are not root).
 func TestAgentHostAsUnprivilegedUser(t *testing.T) {
-	if os.Getenv("SRT_TEST_COMPANIONS") != "" {
-		t.Skip("this is the unprivileged run itself")
-	}
-	if os.Geteuid() != 0 {
-		t.Skip("not root: TestAgentHost already ran as this (unprivileged) user")
-	}
-	name := os.Getenv("SRT_TEST_USER")
-	if name == "" {
-		name = "srt-test"
-	}
-	u, err := user.Lookup(name)
-	if err != nil {
-		t.Fatalf("unprivileged test user %q does not exist (scripts/test creates it): %v", name, err)
-	}
-	self, _ := os.Executable()
-	bin := filepath.Join(companions, "sandbox.test")
-	if data, err := os.ReadFile(self); err != nil || os.WriteFile(bin, data, 0o755) != nil {
-		t.Fatal("copying the test binary")
-	}
-	home, _ := os.MkdirTemp("", "srt-sandbox-home-")
-	os.Chown(home, atoi(u.Uid), atoi(u.Gid))
-	defer os.RemoveAll(home)
-	cmd := exec.Command("setpriv", "--reuid", u.Uid, "--regid", u.Gid, "--clear-groups", "--", bin, "-test.run", "^TestAgentHost$", "-test.count=1")
-	cmd.Dir = home
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "TMPDIR=" + home, "LC_ALL=C", "SRT_TEST_COMPANIONS=" + companions}
-	out, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("as %s: %v\n%s", name, err, out)
-	}
+	rerunAsTestUser(t, "TestAgentHost", "sandbox.test")
 }
 
 func atoi(s string) int { n, _ := strconv.Atoi(s); return n }

@@ -15,19 +15,31 @@ import (
 // the unprivileged test user, for whom the override works (root is
 // refused it).
 func TestNestedAsUnprivilegedUser(t *testing.T) {
-	if os.Getenv("SRT_TEST_COMPANIONS") != "" || os.Geteuid() != 0 {
-		t.Skip("TestWithNestedUserNamespaces already runs as this (unprivileged) user")
+	rerunAsTestUser(t, "TestWithNestedUserNamespaces", "sandbox-nested.test")
+}
+
+// rerunAsTestUser runs the test named again, in a copy of this test
+// binary (name) that the unprivileged test user can run, as that user,
+// and fails unless it passes there. It skips where there is nothing to
+// add: not root (the test already ran as a user), or in that run itself.
+func rerunAsTestUser(t *testing.T, test, name string) {
+	t.Helper()
+	if os.Getenv("SRT_TEST_COMPANIONS") != "" {
+		t.Skip("this is the unprivileged run itself")
 	}
-	name := os.Getenv("SRT_TEST_USER")
-	if name == "" {
-		name = "srt-test"
+	if os.Geteuid() != 0 {
+		t.Skip("not root: " + test + " already ran as this (unprivileged) user")
 	}
-	u, err := user.Lookup(name)
+	who := os.Getenv("SRT_TEST_USER")
+	if who == "" {
+		who = "srt-test"
+	}
+	u, err := user.Lookup(who)
 	if err != nil {
-		t.Fatalf("unprivileged test user %q does not exist (scripts/test creates it): %v", name, err)
+		t.Fatalf("unprivileged test user %q does not exist (scripts/test creates it): %v", who, err)
 	}
 	self, _ := os.Executable()
-	bin := filepath.Join(companions, "sandbox-nested.test")
+	bin := filepath.Join(companions, name)
 	if data, err := os.ReadFile(self); err != nil || os.WriteFile(bin, data, 0o755) != nil {
 		t.Fatal("copying the test binary")
 	}
@@ -36,12 +48,12 @@ func TestNestedAsUnprivilegedUser(t *testing.T) {
 	defer os.RemoveAll(home)
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	cmd := exec.CommandContext(ctx, "setpriv", "--reuid", u.Uid, "--regid", u.Gid, "--clear-groups", "--", bin, "-test.run", "^TestWithNestedUserNamespaces$", "-test.count=1", "-test.v")
+	cmd := exec.CommandContext(ctx, "setpriv", "--reuid", u.Uid, "--regid", u.Gid, "--clear-groups", "--", bin, "-test.run", "^"+test+"$", "-test.count=1", "-test.v")
 	cmd.Dir = home
 	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "TMPDIR=" + home, "LC_ALL=C", "SRT_TEST_COMPANIONS=" + companions}
 	out, err := cmd.CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--- PASS: TestWithNestedUserNamespaces") {
-		t.Fatalf("as %s: %v\n%s", name, err, out)
+	if err != nil || !strings.Contains(string(out), "--- PASS: "+test) {
+		t.Fatalf("as %s: %v\n%s", who, err, out)
 	}
-	t.Logf("as %s:\n%s", name, out)
+	t.Logf("as %s:\n%s", who, out)
 }
