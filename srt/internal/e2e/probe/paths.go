@@ -15,19 +15,9 @@ import (
 // there for the next run, or swaps a directory another sandbox is about to
 // be granted for a symlink while that sandbox starts.
 func init() {
-	register("create", 1, func(a []string) { createFile("create", a[0]) })
+	register("create", 1, func(a []string) { putFile("create", a[0], payload, os.O_TRUNC) })
 	register("replace-by-symlink", 2, plantSymlink)
 	register("exchange-loop", 4, exchangeLoop)
-}
-
-// createFile creates path (or truncates it) and writes the payload.
-func createFile(name, path string) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o644)
-	if err == nil {
-		_, err = f.WriteString(payload)
-		f.Close()
-	}
-	report(name, err)
 }
 
 // plantSymlink replaces link by a symlink to target: an existing link is

@@ -18,25 +18,20 @@ func init() {
 		if !report("mkdir", os.MkdirAll(filepath.Dir(a[0]), 0o755)) {
 			return
 		}
-		appendFile("plant", a[0], a[1])
+		putFile("plant", a[0], a[1], os.O_APPEND)
 	})
 	// replace PATH CONTENT: remove PATH, then create a new file there.
 	register("replace", 2, func(a []string) {
 		report("unlink", unix.Unlink(a[0]))
-		f, err := os.OpenFile(a[0], os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o755)
-		if err == nil {
-			_, err = f.WriteString(a[1])
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-		}
-		report("create", err)
+		putFile("create", a[0], a[1], os.O_EXCL)
 	})
 }
 
-// appendFile appends content to path, creating it (mode 0755) if missing.
-func appendFile(step, path, content string) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o755)
+// putFile opens path for writing with flag added (O_APPEND, O_TRUNC or
+// O_EXCL), creating it executable if it is missing, writes content and
+// reports the whole as one step.
+func putFile(step, path, content string, flag int) {
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|flag, 0o755)
 	if err == nil {
 		_, err = f.WriteString(content)
 		if cerr := f.Close(); err == nil {

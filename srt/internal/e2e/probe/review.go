@@ -14,7 +14,7 @@ import (
 // filling the working directory so that a later run's walks give up.
 func init() {
 	// write-file PATH CONTENT: create (or truncate) PATH and write CONTENT.
-	register("write-file", 2, func(a []string) { createContent("create", a[0], a[1]) })
+	register("write-file", 2, func(a []string) { putFile("create", a[0], a[1], os.O_TRUNC) })
 	// plant-link TARGET LINK: make LINK a symlink to TARGET.
 	register("plant-link", 2, func(a []string) { report("plant-link", unix.Symlink(a[0], a[1])) })
 	// fill DIR N: create DIR and N empty files in it.
@@ -22,18 +22,6 @@ func init() {
 	// fill-dirs DIR N NAME: create DIR and N directories in it, each
 	// holding an empty file NAME.
 	register("fill-dirs", 3, func(a []string) { fill(a[0], a[1], a[2]) })
-}
-
-// createContent creates path (truncating it) and writes content.
-func createContent(name, path, content string) {
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_TRUNC, 0o755)
-	if err == nil {
-		_, err = f.WriteString(content)
-		if cerr := f.Close(); err == nil {
-			err = cerr
-		}
-	}
-	report(name, err)
 }
 
 // fill makes n entries in dir: empty files, or directories holding an
