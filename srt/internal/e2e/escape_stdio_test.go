@@ -4,6 +4,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -79,5 +80,161 @@ func TestEscapeInheritedDatagramSocket(t *testing.T) {
 		if !arrived() {
 			t.Fatal("control: outside the sandbox the datagram did not arrive")
 		}
+	})
+}
+
+// stdinRun runs the probe attack with the descriptor fd as its standard
+// input: in a sandbox with the given settings, or on the host when
+// settingsJSON is "". It closes fd.
+func (w *workspace) stdinRun(t *testing.T, fd int, settingsJSON string, attack ...string) probeRun {
+	t.Helper()
+	in := os.NewFile(uintptr(fd), "stdin")
+	defer in.Close()
+	var cmd *exec.Cmd
+	if settingsJSON != "" {
+		cmd = w.command(nil, append([]string{"-s", w.settings(settingsJSON), "--", probeBin(t)}, attack...)...)
+	} else {
+		cmd = exec.Command(probeBin(t), attack...)
+		w.asRunner(cmd)
+	}
+	cmd.Stdin = in
+	var stdout, stderr strings.Builder
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	cmd.Run()
+	return newProbeRun(result{stdout: stdout.String(), stderr: stderr.String(), code: cmd.ProcessState.ExitCode()})
+}
+
+// TestEscapeInheritedDescriptors hands the command, as its standard input,
+// each kind of descriptor that leads out of the sandbox (found by the
+// second fresh review of issue 10, beside the datagram socket above): a
+// socket of the host's network namespace, connected or not (a TCP socket
+// can be disconnected with connect(AF_UNSPEC) and connected anywhere), an
+// unconnected Unix stream socket, and a directory (openat() relative to
+// it walks the host's mount, past the denies). srt refuses to start the
+// command for each (exit 125), nothing arrives, nothing is read; a
+// connected and a listening Unix stream socket stay usable. Controls: the
+// same attacks on the host deliver and read.
+func TestEscapeInheritedDescriptors(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		s := fsSettings(writeCwd)
+		sock := func(domain, typ int) int {
+			fd, err := syscall.Socket(domain, typ|syscall.SOCK_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fd
+		}
+		refused := func(p probeRun, what string) {
+			t.Helper()
+			expect(t, p.result, 125, "srt: standard input is "+what, "!RESULT")
+		}
+		got := make(chan string, 8)
+		serve := func(l net.Listener) {
+			for {
+				c, err := l.Accept()
+				if err != nil {
+					return
+				}
+				buf := make([]byte, 64)
+				c.SetReadDeadline(time.Now().Add(2 * time.Second))
+				n, _ := c.Read(buf)
+				got <- string(buf[:n])
+				c.Close()
+			}
+		}
+		arrived := func() bool {
+			select {
+			case m := <-got:
+				return m == "PROBE-R2-STREAM"
+			case <-time.After(500 * time.Millisecond):
+				return false
+			}
+		}
+
+		// UDP.
+		udp, err := net.ListenPacket("udp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer udp.Close()
+		uport := strconv.Itoa(udp.LocalAddr().(*net.UDPAddr).Port)
+		refused(w.stdinRun(t, sock(syscall.AF_INET, syscall.SOCK_DGRAM), s, "r2-sendto-stdin-inet", "127.0.0.1", uport), "a network socket of the host's")
+		want(t, w.stdinRun(t, sock(syscall.AF_INET, syscall.SOCK_DGRAM), "", "r2-sendto-stdin-inet", "127.0.0.1", uport), "r2-sendto-inet", "ok")
+
+		// TCP, unconnected and connected.
+		tl, err := net.Listen("tcp4", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tl.Close()
+		go serve(tl)
+		tport := strconv.Itoa(tl.Addr().(*net.TCPAddr).Port)
+		refused(w.stdinRun(t, sock(syscall.AF_INET, syscall.SOCK_STREAM), s, "r2-connect-stdin-inet", "127.0.0.1", tport), "a network socket of the host's")
+		if arrived() {
+			t.Fatal("ESCAPE: an inherited TCP socket connected to the host")
+		}
+		connected := func() int {
+			c, err := net.Dial("tcp4", tl.Addr().String())
+			if err != nil {
+				t.Fatal(err)
+			}
+			f, _ := c.(*net.TCPConn).File()
+			c.Close()
+			return int(f.Fd())
+		}
+		refused(w.stdinRun(t, connected(), s, "r2-reconnect-stdin-inet", "127.0.0.1", tport), "a network socket of the host's")
+		<-got // the connection made for the run, which sent nothing
+		if arrived() {
+			t.Fatal("ESCAPE: an inherited connected TCP socket was connected again to the host")
+		}
+		want(t, w.stdinRun(t, connected(), "", "r2-reconnect-stdin-inet", "127.0.0.1", tport), "r2-disconnect", "ok", "r2-connect-inet", "ok")
+		<-got
+		if !arrived() {
+			t.Fatal("control: on the host the reconnected TCP socket did not arrive")
+		}
+
+		// An unconnected Unix stream socket.
+		path := w.path("home/host-stream.sock")
+		ul, err := net.Listen("unix", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer ul.Close()
+		os.Chmod(path, 0o777)
+		go serve(ul)
+		refused(w.stdinRun(t, sock(syscall.AF_UNIX, syscall.SOCK_STREAM), s, "r2-connect-stdin-unix", path), "an unconnected Unix socket")
+		if arrived() {
+			t.Fatal("ESCAPE: an inherited unconnected Unix socket connected to the host")
+		}
+		want(t, w.stdinRun(t, sock(syscall.AF_UNIX, syscall.SOCK_STREAM), "", "r2-connect-stdin-unix", path), "r2-connect-unix", "ok")
+		if !arrived() {
+			t.Fatal("control: on the host the Unix stream connection did not arrive")
+		}
+		// A listening one runs (it cannot connect: EINVAL).
+		lfd := sock(syscall.AF_UNIX, syscall.SOCK_STREAM)
+		if err := syscall.Bind(lfd, &syscall.SockaddrUnix{Name: w.path("home/own-listener.sock")}); err != nil {
+			t.Fatal(err)
+		}
+		syscall.Listen(lfd, 1)
+		want(t, w.stdinRun(t, lfd, s, "r2-connect-stdin-unix", path), "r2-connect-unix", "EINVAL")
+
+		// A directory above a denied file.
+		secret := "INHERITED-DIR-SECRET-5b1"
+		w.write("home/private/key", secret)
+		d := fsSettings(`{"denyRead":["~/private"],"allowWrite":["."],"denyWrite":[]}`)
+		dir := func() int {
+			fd, err := syscall.Open(w.home, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fd
+		}
+		p := w.stdinRun(t, dir(), d, "r2-read-at-stdin", "private/key")
+		noLeak(t, p, secret)
+		refused(p, "a directory")
+		// Control: the deny holds by path inside, and on the host the
+		// same attack reads the file.
+		want(t, w.probe(d, "read", w.home+"/private/key"), "read", "ENOENT")
+		want(t, w.stdinRun(t, dir(), "", "r2-read-at-stdin", "private/key"), "r2-read", "ok")
 	})
 }

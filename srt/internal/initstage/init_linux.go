@@ -52,11 +52,9 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "srt: init stage: %v\n", err)
 		return 125
 	}
-	if spec.BlockUnixSockets {
-		if err := checkStdio(); err != nil {
-			fmt.Fprintf(os.Stderr, "srt: %v\n", err)
-			return 125
-		}
+	if err := checkStdio(!spec.BlockUnixSockets); err != nil {
+		fmt.Fprintf(os.Stderr, "srt: %v\n", err)
+		return 125
 	}
 	// Nothing inherited may reach the command but stdio.
 	if err := unix.CloseRange(3, ^uint(0), unix.CLOSE_RANGE_CLOEXEC); err != nil {
