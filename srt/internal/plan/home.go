@@ -37,8 +37,14 @@ var homeStartup = []startup{
 	// Login sessions.
 	{rel: ".xsessionrc", why: "sourced by Debian's X session start-up"},
 	{rel: ".xprofile", why: "sourced by display managers at login"},
+	{rel: ".xsession", why: "run as the session by Xsession, when the user chose it"},
+	{rel: ".xinitrc", why: "startx runs it as the session"},
 	{rel: ".config/autostart", dir: true, why: "desktop sessions start its entries at login"},
 	{rel: ".config/systemd/user", dir: true, why: "systemd --user starts its units"},
+	{rel: ".config/systemd/user.control", dir: true, why: "systemd --user: drop-ins of set-property, read beside user/"},
+	{rel: ".config/systemd/user.conf", why: "systemd --user's manager settings (DefaultEnvironment)"},
+	{rel: ".config/systemd/user.conf.d", dir: true, why: "drop-ins of user.conf"},
+	{rel: ".local/share/systemd/user", dir: true, why: "systemd --user starts its units too (the XDG data path)"},
 	{rel: ".config/environment.d", dir: true, why: "the environment of every systemd --user service (LD_PRELOAD)"},
 	// git and ssh.
 	{rel: ".gitconfig", why: "git: core.fsmonitor, core.hooksPath, aliases and filters run code in every repository"},
@@ -55,12 +61,18 @@ var homeStartup = []startup{
 	// Tools that run code from their configuration.
 	{rel: ".npmrc", why: "npm: node-options and script-shell run code in every npm run"},
 	{rel: ".cargo/config.toml", why: "cargo: build.rustc-wrapper runs a program in every build"},
+	{rel: ".cargo/config", why: "cargo's older name for config.toml, read first when both exist"},
+	{rel: ".gnupg/gpg-agent.conf", why: "gpg-agent runs its pinentry-program"},
 	{rel: ".vimrc", why: "vim"},
+	{rel: ".exrc", why: "vi and vim read it when there is no .vimrc"},
 	{rel: ".vim", dir: true, why: "vim: plugin/ and ftplugin/ run at start"},
 	{rel: ".config/nvim", dir: true, why: "neovim: init.lua, plugin/"},
+	{rel: ".local/share/nvim/site", dir: true, why: "neovim: plugin/ and pack/*/start/ on its runtime path"},
 	{rel: ".emacs", why: "emacs"},
 	{rel: ".emacs.d", dir: true, why: "emacs: init.el"},
+	{rel: ".config/emacs", dir: true, why: "emacs 27+: init.el (XDG)"},
 	{rel: ".tmux.conf", why: "tmux: run-shell and hooks"},
+	{rel: ".config/tmux", dir: true, why: "tmux 3.1+: tmux.conf (XDG)"},
 }
 
 // The placeholders of bash's login files read the next file bash would
