@@ -29,6 +29,10 @@ type TooManyEntriesError struct {
 	// resolved Prefix and names beneath it, or a followed symlink's
 	// target. Entries of a directory the walk gave up in are all counted.
 	Charged map[string]int
+	// Via maps the directory each followed symlink led to (as asked
+	// about) to the directory holding the link, for the first link that
+	// led there: whose doing a walk into a foreign tree was.
+	Via map[string]string
 }
 
 func (e *TooManyEntriesError) Error() string {
@@ -84,7 +88,7 @@ func Expand(f fsview.FS, p *Pattern, o ExpandOptions) (Expansion, error) {
 	if o.MaxEntries <= 0 {
 		o.MaxEntries = DefaultMaxEntries
 	}
-	w := &walker{f: f, p: p, o: o, charged: map[string]int{}}
+	w := &walker{f: f, p: p, o: o, charged: map[string]int{}, via: map[string]string{}}
 	prefix := p.Prefix()
 	s := p.start(p.lead)
 	real, fi, err := fsview.Stat(f, prefix)

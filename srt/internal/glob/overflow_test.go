@@ -25,8 +25,9 @@ func TestExpandTooManyEntriesCharges(t *testing.T) {
 	}
 	// /r lists 3, big 6, loop 1, and big again through the link: 16.
 	want := map[string]int{"/r": 3, "/r/big": 12, "/r/loop": 1}
-	if !maps.Equal(over.Charged, want) || over.Limit != 12 || over.Dir != "/r/loop/l" {
-		t.Errorf("got %+v, want Charged %v, Limit 12, Dir /r/loop/l", over, want)
+	via := map[string]string{"/r/big": "/r/loop"}
+	if !maps.Equal(over.Charged, want) || !maps.Equal(over.Via, via) || over.Limit != 12 || over.Dir != "/r/loop/l" {
+		t.Errorf("got %+v, want Charged %v, Via %v, Limit 12, Dir /r/loop/l", over, want, via)
 	}
 }
 

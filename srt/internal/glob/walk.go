@@ -17,7 +17,8 @@ type walker struct {
 	p          *Pattern
 	o          ExpandOptions
 	seen       int
-	charged    map[string]int // entries visited, by directory asked about
+	charged    map[string]int    // entries visited, by directory asked about
+	via        map[string]string // followed symlinks' targets: the link's directory
 	matches    []string
 	unlistable []string
 	loops      []string
@@ -123,6 +124,9 @@ func (w *walker) visit(dir, at, name string, typ fs.FileMode, s state) error {
 		w.loops = append(w.loops, child)
 		return nil
 	}
+	if _, ok := w.via[real]; !ok {
+		w.via[real] = at
+	}
 	return w.walk(child, real, next)
 }
 
@@ -141,7 +145,7 @@ func (w *walker) count(dir, at string, n int) error {
 	w.seen += n
 	w.charged[at] += n
 	if w.seen > w.o.MaxEntries {
-		return &TooManyEntriesError{Pattern: w.p.text, Dir: dir, Limit: w.o.MaxEntries, Charged: w.charged}
+		return &TooManyEntriesError{Pattern: w.p.text, Dir: dir, Limit: w.o.MaxEntries, Charged: w.charged, Via: w.via}
 	}
 	return nil
 }

@@ -151,7 +151,8 @@ func (b *builder) skip(r role) func(dir string) bool {
 // returns the directories it denies whole instead of expanding in them:
 // when the walk passes the entry limit, the deepest directory beneath a
 // write grant that holds at least half of what it walked there
-// (pickHidden), and again on the next walk, up to maxHideRounds. A walk
+// (pickHidden; what it walked through a symlink counts where the link is,
+// see chargedTo), and again on the next walk, up to maxHideRounds. A walk
 // that passes the limit with nothing beneath a write grant stops srt.
 func (b *builder) expandDeny(s spelled, pat *glob.Pattern, r role) (glob.Expansion, []string, error) {
 	var whole []string
@@ -163,11 +164,12 @@ func (b *builder) expandDeny(s spelled, pat *glob.Pattern, r role) (glob.Expansi
 			return exp, whole, err
 		}
 		fill := b.fillable()
-		charged, total := map[string]int{}, 0
+		charged, total, linked := map[string]int{}, 0, map[string]bool{}
 		for d, n := range over.Charged {
-			if fill(d) {
-				charged[d] = n
+			if to, ok := chargedTo(d, over.Via, fill); ok {
+				charged[to] += n
 				total += n
+				linked[to] = linked[to] || to != d
 			}
 		}
 		dir, _, ok := pickHidden(charged, fill, (total+1)/2)
@@ -187,9 +189,37 @@ func (b *builder) expandDeny(s spelled, pat *glob.Pattern, r role) (glob.Expansi
 		} else {
 			b.hidden[dir] = true
 		}
-		b.warn("%s %q: %s holds %d of the more than %d entries expanding it would walk, and a sandbox may write there; srt %s it whole rather than expand the pattern in it: remove what filled it, or anchor the pattern",
-			s.field, s.entry, dir, holding(charged, dir), over.Limit, verb)
+		links := ""
+		for d := range linked {
+			if linked[d] && fsview.IsWithin(d, dir) {
+				links = ", counting those its symlinks lead to"
+			}
+		}
+		b.warn("%s %q: %s holds %d of the more than %d entries expanding it would walk%s, and a sandbox may write there; srt %s it whole rather than expand the pattern in it: remove what filled it, or anchor the pattern",
+			s.field, s.entry, dir, holding(charged, dir), over.Limit, links, verb)
 	}
+}
+
+// chargedTo returns the fillable directory whose doing the entries walked
+// in d are: d itself, or, for a directory a followed symlink led into (a
+// deny pattern's expansion follows them), the one holding the link, which
+// a sandbox may have planted there to lead the walk into a large tree it
+// may not write.
+func chargedTo(d string, via map[string]string, fill func(string) bool) (string, bool) {
+	for range len(via) + 1 {
+		if fill(d) {
+			return d, true
+		}
+		t := d
+		for via[t] == "" && t != "/" {
+			t = filepath.Dir(t)
+		}
+		if via[t] == "" {
+			return "", false
+		}
+		d = via[t]
+	}
+	return "", false
 }
 
 // holding sums what charged holds at or beneath dir.

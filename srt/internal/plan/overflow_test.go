@@ -13,8 +13,8 @@ import (
 
 // overflowHost is the filesystem of the overflow cases: a project with
 // two .env files and a lock file, and what a command that may write it
-// left there (floods, each "dir:files" or "dir/*/name:count"), and a
-// directory of root's outside any write grant.
+// left there (floods, each "dir:files", "dir/*/name:count" or
+// "link -> target"), and a directory of root's outside any write grant.
 func overflowHost(floods ...string) *fsview.Mem {
 	spec := map[string]string{
 		"/usr/bin/bash":                 "file",
@@ -31,6 +31,10 @@ func overflowHost(floods ...string) *fsview.Mem {
 		spec[fmt.Sprintf("/srv/data/f%02d", i)] = "file"
 	}
 	for _, f := range floods {
+		if link, to, ok := strings.Cut(f, " -> "); ok {
+			spec[filepath.Join("/home/u/proj", link)] = "-> " + to
+			continue
+		}
 		dir, count, _ := strings.Cut(f, ":")
 		var n int
 		fmt.Sscan(count, &n)
@@ -76,6 +80,9 @@ func TestGoldenOverflow(t *testing.T) {
 		// A denyWrite pattern write-protects the directory whole.
 		{"overflow-walk-denywrite", `{"denyRead":[],"allowWrite":["."],"denyWrite":["./**/*.lock"]}`,
 			[]string{"junk:40"}, Limits{Entries: 30}},
+		// A symlink in sub leads the walk into a tree no sandbox may
+		// write: what it walks there counts in sub, which is hidden.
+		{"overflow-walk-link-out", envDeny, []string{"sub/out -> /srv/data", "sub/x:2"}, Limits{Entries: 30}},
 		// The flood is in the working directory itself: it is what is
 		// hidden.
 		{"overflow-walk-cwd", envDeny, []string{".:40"}, Limits{Entries: 30}},
