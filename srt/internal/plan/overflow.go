@@ -261,7 +261,7 @@ func (b *builder) coalesce() error {
 	}
 	dir, held, ok := pickHidden(charged, fill, (n-limit+1)/2+1)
 	if made <= n-limit || !ok || held < 2 {
-		return fmt.Errorf("the filesystem rules need %d mounts, more than srt's limit of %d, and no directory beneath allowWrite holds enough of them to be hidden whole, so no sandbox made them; narrow the patterns in denyRead, allowRead or denyWrite: %w", n, limit, ErrTooManyMounts)
+		return fmt.Errorf("the filesystem rules need %d mounts, more than srt's limit of %d, and no directory beneath allowWrite holds enough of them to be hidden whole, so no sandbox filled one with them; narrow the patterns in denyRead, allowRead or denyWrite, or remove a symlink that leads a deny pattern into a large tree: %w", n, limit, ErrTooManyMounts)
 	}
 	rules := b.rulesWithin(dir)
 	b.hideWhole(dir)

@@ -115,7 +115,7 @@ func TestOverflowOutsideWriteGrants(t *testing.T) {
 		{"walk", `{"denyRead":["/srv/**/.env"],"allowWrite":["."],"denyWrite":[]}`, Limits{Entries: 30},
 			ErrGlobTooBroad, `filesystem.denyRead.0 "/srv/**/.env": deny pattern walks too many entries: glob "/srv/**/.env": walking "/srv/data": too many entries (limit 30); none of them lie beneath allowWrite, so no sandbox made them: narrow the pattern`},
 		{"mounts", `{"denyRead":["/srv/data/f*"],"allowWrite":["."],"denyWrite":[]}`, Limits{Mounts: 30},
-			ErrTooManyMounts, "the filesystem rules need 53 mounts, more than srt's limit of 30, and no directory beneath allowWrite holds enough of them to be hidden whole, so no sandbox made them; narrow the patterns in denyRead, allowRead or denyWrite: too many mounts"},
+			ErrTooManyMounts, "the filesystem rules need 53 mounts, more than srt's limit of 30, and no directory beneath allowWrite holds enough of them to be hidden whole, so no sandbox filled one with them; narrow the patterns in denyRead, allowRead or denyWrite, or remove a symlink that leads a deny pattern into a large tree: too many mounts"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
