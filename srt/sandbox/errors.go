@@ -24,10 +24,12 @@ var (
 	// it or changed it. The message names the file and the fix.
 	ErrUntrustedProgram = hostexec.ErrUntrusted
 	// ErrTooManyMounts: the filesystem rules need more mounts than srt
-	// allows.
+	// allows, and not beneath allowWrite (there srt hides the directory
+	// holding them whole, and warns).
 	ErrTooManyMounts = plan.ErrTooManyMounts
 	// ErrGlobTooBroad: a deny pattern would need too large a walk to
-	// expand fully.
+	// expand fully, and not beneath allowWrite (there srt hides the
+	// directory that filled it whole, and warns).
 	ErrGlobTooBroad = plan.ErrGlobTooBroad
 	// ErrPathChanged: a path the plan grants changed (it became a symlink,
 	// or another file took its name) between the plan and the mount.

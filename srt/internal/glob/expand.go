@@ -13,10 +13,33 @@ import (
 // DefaultMaxEntries is the ExpandOptions.MaxEntries used when it is zero.
 const DefaultMaxEntries = 100000
 
-// ErrTooManyEntries is returned, wrapped with the pattern and the directory
-// being walked, when an expansion visits more than MaxEntries entries.
-// Callers expanding a deny must fail closed on it.
+// ErrTooManyEntries is returned, as a *TooManyEntriesError, when an
+// expansion visits more than MaxEntries entries. Callers expanding a deny
+// must fail closed on it: hide what the walk could not finish, or stop.
 var ErrTooManyEntries = errors.New("too many entries")
+
+// TooManyEntriesError says where a walk gave up, and where its entries
+// were, so that a caller can hide the directories that filled it.
+type TooManyEntriesError struct {
+	Pattern string
+	Dir     string // the directory being walked, as spelled
+	Limit   int
+	// Charged counts the entries visited in each directory (listed, or
+	// looked up by name), by the path the filesystem was asked about: the
+	// resolved Prefix and names beneath it, or a followed symlink's
+	// target. Entries of a directory the walk gave up in are all counted.
+	Charged map[string]int
+	// Via maps the directory each followed symlink led to (as asked
+	// about) to the directory holding the link, for the first link that
+	// led there: whose doing a walk into a foreign tree was.
+	Via map[string]string
+}
+
+func (e *TooManyEntriesError) Error() string {
+	return fmt.Sprintf("glob %q: walking %q: %v (limit %d)", e.Pattern, e.Dir, ErrTooManyEntries, e.Limit)
+}
+
+func (e *TooManyEntriesError) Unwrap() error { return ErrTooManyEntries }
 
 // ExpandOptions bounds and shapes an expansion.
 type ExpandOptions struct {
@@ -27,6 +50,11 @@ type ExpandOptions struct {
 	// FollowSymlinks descends through symlinks to directories found beneath
 	// the Prefix. A symlink can match either way. allowRead leaves it off.
 	FollowSymlinks bool
+	// Skip, when set, names directories the walk does not enter, by the
+	// path the filesystem would be asked about (see Charged): a caller
+	// that hides a directory whole need not expand the pattern in it. A
+	// skipped directory can still match itself.
+	Skip func(dir string) bool
 }
 
 // Expansion is what a pattern names on the filesystem.
@@ -60,7 +88,7 @@ func Expand(f fsview.FS, p *Pattern, o ExpandOptions) (Expansion, error) {
 	if o.MaxEntries <= 0 {
 		o.MaxEntries = DefaultMaxEntries
 	}
-	w := &walker{f: f, p: p, o: o}
+	w := &walker{f: f, p: p, o: o, charged: map[string]int{}, via: map[string]string{}}
 	prefix := p.Prefix()
 	s := p.start(p.lead)
 	real, fi, err := fsview.Stat(f, prefix)

@@ -2,7 +2,6 @@ package glob
 
 import (
 	"errors"
-	"fmt"
 	"io/fs"
 	"slices"
 
@@ -18,6 +17,8 @@ type walker struct {
 	p          *Pattern
 	o          ExpandOptions
 	seen       int
+	charged    map[string]int    // entries visited, by directory asked about
+	via        map[string]string // followed symlinks' targets: the link's directory
 	matches    []string
 	unlistable []string
 	loops      []string
@@ -32,6 +33,9 @@ type frame struct{ real, key string }
 // walk visits the children of the directory dir (spelled) / at (to ask
 // about) that can advance the state s.
 func (w *walker) walk(dir, at string, s state) error {
+	if w.o.Skip != nil && w.o.Skip(at) {
+		return nil
+	}
 	if w.o.FollowSymlinks {
 		w.stack = append(w.stack, frame{at, s.key()})
 		defer func() { w.stack = w.stack[:len(w.stack)-1] }()
@@ -46,10 +50,10 @@ func (w *walker) walk(dir, at string, s state) error {
 		}
 		return nil
 	}
+	if err := w.count(dir, at, len(ents)); err != nil {
+		return err
+	}
 	for _, e := range ents {
-		if err := w.count(dir); err != nil {
-			return err
-		}
 		if err := w.visit(dir, at, e.Name(), e.Type(), s); err != nil {
 			return err
 		}
@@ -63,7 +67,7 @@ func (w *walker) probe(dir, at string, s state, names []string) error {
 		if slices.Contains(names[:i], name) {
 			continue
 		}
-		if err := w.count(dir); err != nil {
+		if err := w.count(dir, at, 1); err != nil {
 			return err
 		}
 		fi, err := w.f.Lstat(join(at, name))
@@ -120,6 +124,9 @@ func (w *walker) visit(dir, at, name string, typ fs.FileMode, s state) error {
 		w.loops = append(w.loops, child)
 		return nil
 	}
+	if _, ok := w.via[real]; !ok {
+		w.via[real] = at
+	}
 	return w.walk(child, real, next)
 }
 
@@ -132,11 +139,13 @@ func (w *walker) onStack(f frame) bool {
 	return false
 }
 
-// count charges one visited entry against MaxEntries.
-func (w *walker) count(dir string) error {
-	w.seen++
+// count charges n entries visited in the directory dir (spelled) / at
+// (asked about) against MaxEntries.
+func (w *walker) count(dir, at string, n int) error {
+	w.seen += n
+	w.charged[at] += n
 	if w.seen > w.o.MaxEntries {
-		return fmt.Errorf("glob %q: walking %q: %w (limit %d)", w.p.text, dir, ErrTooManyEntries, w.o.MaxEntries)
+		return &TooManyEntriesError{Pattern: w.p.text, Dir: dir, Limit: w.o.MaxEntries, Charged: w.charged, Via: w.via}
 	}
 	return nil
 }

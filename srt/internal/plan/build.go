@@ -12,20 +12,25 @@ import (
 )
 
 // MaxMounts bounds the mounts one plan may need. Each is a kernel mount
-// made at every start; a glob that expands to more than this is a mistake.
+// made at every start; a glob that expands to more than this is a mistake,
+// or a sandbox's doing (see overflow.go).
 const MaxMounts = 10000
 
 // ErrTooManyMounts is returned (wrapped) when the rules need more than
-// MaxMounts mounts.
+// MaxMounts mounts and not beneath a directory a sandbox may write, where
+// srt would hide the directory holding them instead.
 var ErrTooManyMounts = errors.New("too many mounts")
 
 // ErrGlobTooBroad is returned (wrapped) when a deny pattern would need a
-// walk of more entries than srt allows; a deny that cannot be expanded
-// fully would protect only part of what it names.
+// walk of more entries than srt allows, and not beneath a directory a
+// sandbox may write, where srt would hide the directory holding them
+// instead: a deny that cannot be expanded fully would protect only part of
+// what it names.
 var ErrGlobTooBroad = errors.New("deny pattern walks too many entries")
 
 type builder struct {
 	in      Input
+	limits  Limits
 	t       *tree
 	p       *Plan
 	protect []protect
@@ -34,13 +39,19 @@ type builder struct {
 	readDenied []string
 	// warned records the symlinks already named in a warning, by entry.
 	warned map[string]bool
+	// hidden are the directories hidden whole, and sealed those
+	// write-protected whole, because a deny pattern's expansion
+	// overflowed in them (overflow.go): later expansions skip them.
+	hidden, sealed map[string]bool
+	// entries are the settings entries by field, for messages.
+	entries map[string]string
 }
 
 // Build computes the plan for in. It reads the filesystem through in.FS and
 // does nothing else.
 func Build(in Input) (*Plan, error) {
 	cfg := in.Config
-	b := &builder{in: in, warned: map[string]bool{}, p: &Plan{
+	b := &builder{in: in, limits: in.Limits.orDefaults(), warned: map[string]bool{}, hidden: map[string]bool{}, sealed: map[string]bool{}, entries: map[string]string{}, p: &Plan{
 		ProcBind: cfg.EnableWeakerNestedSandbox,
 		Command:  in.Command,
 	}}
@@ -119,6 +130,18 @@ func (b *builder) note(format string, args ...any) {
 // rules turns the filesystem settings into nodes.
 func (b *builder) rules() error {
 	fsCfg := b.in.Config.Filesystem
+	// Writes first: a deny pattern whose expansion overflows denies whole
+	// the directory beneath a write grant that filled it (overflow.go), so
+	// the grants must be known. No allowWrite or denyWrite entry depends
+	// on a read rule (the default write path does, and comes after).
+	for i, e := range fsCfg.AllowWrite {
+		b.allowWrite(b.spell(fmt.Sprintf("filesystem.allowWrite.%d", i), e))
+	}
+	for i, e := range fsCfg.DenyWrite {
+		if err := b.denyWrite(b.spell(fmt.Sprintf("filesystem.denyWrite.%d", i), e)); err != nil {
+			return err
+		}
+	}
 	for i, e := range fsCfg.DenyRead {
 		if err := b.read(b.spell(fmt.Sprintf("filesystem.denyRead.%d", i), e), true, false); err != nil {
 			return err
@@ -147,20 +170,12 @@ func (b *builder) rules() error {
 			}
 		}
 	}
-	for i, e := range fsCfg.AllowWrite {
-		b.allowWrite(b.spell(fmt.Sprintf("filesystem.allowWrite.%d", i), e))
-	}
 	// Default write paths, unless a read deny hides them.
 	npm := spelled{field: "the default write path", entry: "~/.npm/_logs", base: b.in.Home, rest: ".npm/_logs", abs: filepath.Join(b.in.Home, ".npm/_logs")}
 	if real, fi, ok, _ := b.grant(npm, npm.abs); ok && b.t.readable(real) {
 		n := b.t.get(real, fi.IsDir())
 		n.identify(idOf(fi))
 		b.mark(n, "default write path", func(n *node) { n.writeAllow = true })
-	}
-	for i, e := range fsCfg.DenyWrite {
-		if err := b.denyWrite(b.spell(fmt.Sprintf("filesystem.denyWrite.%d", i), e)); err != nil {
-			return err
-		}
 	}
 	b.protect = append(b.protect, b.settingsFiles()...)
 	b.protect = append(b.protect, b.mandatory()...)
@@ -206,7 +221,11 @@ func (b *builder) read(s spelled, deny, strong bool) error {
 		b.warn("%s %q has a \"..\" after a wildcard, which srt does not expand, so the entry re-allows nothing; write the path without it", s.field, s.entry)
 		return nil
 	}
-	targets, err := b.targets(s, deny)
+	r := roleAllow
+	if deny {
+		r = roleHide
+	}
+	targets, err := b.targets(s, r)
 	if err != nil {
 		return err
 	}
@@ -225,9 +244,13 @@ func (b *builder) read(s spelled, deny, strong bool) error {
 		if !deny {
 			n.identify(t.id)
 		}
-		b.mark(n, s.field, func(n *node) {
+		why := s.field
+		if t.whole {
+			why += " (hidden whole)"
+		}
+		b.mark(n, why, func(n *node) {
 			switch {
-			case strong:
+			case strong || t.whole:
 				n.strongDeny = true
 			case deny:
 				n.readDeny = true
@@ -297,7 +320,7 @@ func (b *builder) denyWrite(s spelled) error {
 		}
 		return nil
 	}
-	targets, err := b.targets(s, true)
+	targets, err := b.targets(s, roleProtect)
 	if err != nil {
 		return err
 	}

@@ -11,9 +11,27 @@ import (
 // while the sandbox was being set up: another process is replacing it.
 var ErrPathChanged = errors.New("a granted path changed while the sandbox was set up")
 
-// mounts emits the mount list, parents first, and the write roots.
+// mounts emits the mount list, parents first, and the write roots. Past
+// srt's limit it hides whole, one at a time, the directories beneath write
+// grants that hold most of them (overflow.go).
 func (b *builder) mounts() error {
+	for {
+		if err := b.emit(); err != nil {
+			return err
+		}
+		if len(b.p.Mounts) <= b.limits.Mounts {
+			return nil
+		}
+		if err := b.coalesce(); err != nil {
+			return err
+		}
+	}
+}
+
+// emit computes the mount list and the write roots from the tree.
+func (b *builder) emit() error {
 	t := b.t
+	b.p.Mounts, b.p.WriteRoots = nil, nil
 	b.p.Root = HostRO
 	if t.writable("/") {
 		b.p.Root = HostRW
@@ -60,9 +78,6 @@ func (b *builder) mounts() error {
 		if want == HostRW || want == Empty && n.isDir {
 			b.p.WriteRoots = append(b.p.WriteRoots, n.path)
 		}
-	}
-	if len(b.p.Mounts) > MaxMounts {
-		return fmt.Errorf("the filesystem rules need %d mounts, more than srt's limit of %d; narrow the patterns in denyRead, allowRead or denyWrite: %w", len(b.p.Mounts), MaxMounts, ErrTooManyMounts)
 	}
 	return nil
 }

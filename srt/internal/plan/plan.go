@@ -2,6 +2,7 @@ package plan
 
 import (
 	"github.com/srt-sandbox/srt/internal/fsview"
+	"github.com/srt-sandbox/srt/internal/glob"
 	"github.com/srt-sandbox/srt/internal/initstage"
 	"github.com/srt-sandbox/srt/settings"
 )
@@ -50,6 +51,29 @@ type Input struct {
 	// they do not exist, whatever the settings say. A command that could
 	// change them would choose the rules of every later run.
 	SettingsFiles []string
+	// Limits are srt's bounds on the plan; srt itself leaves them zero.
+	Limits Limits
+}
+
+// Limits bound the work of a plan. A zero field is srt's own limit; tests
+// set small ones. A smaller limit only makes srt hide more, never less
+// (see overflow.go).
+type Limits struct {
+	// Mounts is how many mounts a plan may make (MaxMounts).
+	Mounts int
+	// Entries is how many entries one deny pattern's expansion may visit
+	// (glob.DefaultMaxEntries).
+	Entries int
+}
+
+func (l Limits) orDefaults() Limits {
+	if l.Mounts <= 0 {
+		l.Mounts = MaxMounts
+	}
+	if l.Entries <= 0 {
+		l.Entries = glob.DefaultMaxEntries
+	}
+	return l
 }
 
 // TrustBundlePath is where the trust bundle is inside every sandbox: a

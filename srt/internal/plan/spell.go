@@ -33,6 +33,7 @@ type spelled struct {
 
 func (b *builder) spell(field string, e settings.PathEntry) spelled {
 	s := spelled{field: field, entry: e.Path}
+	b.entries[field] = e.Path
 	p := e.Path
 	switch {
 	case p == "~":

@@ -15,7 +15,19 @@ type target struct {
 	isDir bool
 	links uint64 // hard links of a file (0 when unknown)
 	id    *FileID
+	// whole: a directory a deny pattern's expansion overflowed in, denied
+	// whole instead (overflow.go): no allow beneath it re-opens anything.
+	whole bool
 }
+
+// role is what a pattern's targets are for.
+type role int
+
+const (
+	roleAllow   role = iota // allowRead: shown
+	roleHide                // denyRead, credentials.files: hidden
+	roleProtect             // denyWrite: write-protected
+)
 
 // targets resolves a read entry to the real paths it names now. A pattern
 // is expanded (see glob.Expand): a deny's expansion follows symlinked
@@ -23,8 +35,11 @@ type target struct {
 // out -> ../outside (issue 10, item 18); an allow's does not, and an allow
 // never passes through a symlink a sandbox could have made (see granted).
 // A deny also covers the directories it could not list, and ignores a path
-// that leads to "/" or above itself (see crossing).
-func (b *builder) targets(s spelled, deny bool) ([]target, error) {
+// that leads to "/" or above itself (see crossing); where its expansion
+// overflows beneath a write grant, it denies whole the directory that
+// filled it (see expandDeny).
+func (b *builder) targets(s spelled, r role) ([]target, error) {
+	deny := r != roleAllow
 	var out []target
 	// add resolves the path p and reports whether it exists.
 	add := func(p string) bool {
@@ -70,13 +85,18 @@ func (b *builder) targets(s spelled, deny bool) ([]target, error) {
 		b.warn("%s %q starts with a wildcard, so srt cannot expand it and it has no effect; root it in a directory (for example \"~/**/*.pem\")", s.field, s.entry)
 		return out, nil
 	}
-	exp, err := glob.Expand(b.in.FS, pat, glob.ExpandOptions{FollowSymlinks: deny})
-	if err != nil {
-		if deny {
-			return nil, fmt.Errorf("%s %q: %w: %w", s.field, s.entry, ErrGlobTooBroad, err)
+	var exp glob.Expansion
+	var whole []string
+	if deny {
+		if exp, whole, err = b.expandDeny(s, pat, r); err != nil {
+			return nil, err
 		}
+	} else if exp, err = glob.Expand(b.in.FS, pat, glob.ExpandOptions{MaxEntries: b.limits.Entries, Skip: b.skip(r)}); err != nil {
 		b.warn("%s %q: %v; the entry re-allows nothing", s.field, s.entry, err)
 		return out, nil
+	}
+	for _, d := range whole {
+		out = append(out, target{path: d, isDir: true, whole: true})
 	}
 	for _, m := range exp.Matches {
 		if !deny && b.isLink(m) {
@@ -96,14 +116,18 @@ func (b *builder) targets(s spelled, deny bool) ([]target, error) {
 	return dedupe(out), nil
 }
 
+// dedupe keeps the first target of each path; a path denied whole stays
+// whole.
 func dedupe(ts []target) []target {
-	seen := map[string]bool{}
+	seen := map[string]int{}
 	out := ts[:0]
 	for _, t := range ts {
-		if !seen[t.path] {
-			seen[t.path] = true
-			out = append(out, t)
+		if i, ok := seen[t.path]; ok {
+			out[i].whole = out[i].whole || t.whole
+			continue
 		}
+		seen[t.path] = len(out)
+		out = append(out, t)
 	}
 	return out
 }
