@@ -178,9 +178,18 @@ func TestEscapeInheritedDescriptors(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			f, _ := c.(*net.TCPConn).File()
+			f, err := c.(*net.TCPConn).File()
 			c.Close()
-			return int(f.Fd())
+			if err != nil {
+				t.Fatal(err)
+			}
+			// A descriptor of our own: f's finalizer would close its.
+			fd, err := syscall.Dup(int(f.Fd()))
+			f.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			return fd
 		}
 		refused(w.stdinRun(t, connected(), s, "r2-reconnect-stdin-inet", "127.0.0.1", tport), "a network socket of the host's")
 		<-got // the connection made for the run, which sent nothing
