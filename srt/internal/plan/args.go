@@ -74,9 +74,6 @@ func (p *Plan) BwrapArgs(initExe string, firstFD int) (options, command []string
 			a = append(a, "--ro-bind", "/dev/null", m.Path)
 		}
 	}
-	if p.ProcReadOnly && !p.ProcBind {
-		a = append(a, "--remount-ro", "/proc")
-	}
 	for _, h := range p.Helpers {
 		a = append(a, "--ro-bind", h, h)
 	}

@@ -96,7 +96,7 @@ func Build(in Input) (*Plan, error) {
 		// With the filesystem rules off everything is writable: Landlock
 		// would have nothing to refuse.
 		Landlock:   !fsCfg.Disabled,
-		WritePaths: append(append([]string(nil), b.p.WriteRoots...), "/proc"),
+		WritePaths: b.writePaths(),
 		Listen:     in.Listen,
 		// A landlocked process may not change mounts, which a nested
 		// sandbox must: allowNestedUserNamespaces keeps only Landlock's
@@ -365,4 +365,15 @@ func (p *Plan) DropPlaceholders(paths []string) {
 		}
 	}
 	p.Placeholders = phs
+}
+
+// writePaths are Landlock's write roots: the plan's, and /proc unless it
+// is read-only (kernel.go), where the command's own /proc/<pid>/ files,
+// which no rule can name before its processes exist, need it.
+func (b *builder) writePaths() []string {
+	out := append([]string(nil), b.p.WriteRoots...)
+	if !b.p.ProcReadOnly {
+		out = append(out, "/proc")
+	}
+	return out
 }

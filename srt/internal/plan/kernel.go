@@ -15,59 +15,46 @@ import (
 // and /proc/sys refuses that to everyone, so a root-run sandbox could write
 // kernel.core_pattern and have a helper run as root on the host.
 //
-// So /sys is read-only in every mode, and so is /proc beyond the sandbox's
-// own processes:
+// So /sys is read-only in every mode, and so is /proc as a whole: one
+// remount, for every user. Covering the global entries one by one costs a
+// mount each (~50 of them as root, who owns every one: it could write any
+// whose owner may, and chmod on a /proc entry changes its mode for every
+// reader on the host, chmod 0 /proc/meminfo; ~10 as another user, for the
+// directories and the anyone-writable files), and bubblewrap reads the
+// mount table again for each: 2.3 ms more per start for a user's ten, where
+// the remount costs 0.3 ms. The price is the command's own /proc/<pid>/
+// files, read-only too (oom_score_adj, another thread's comm, /proc/<pid>/mem
+// for a debugger, which falls back to ptrace); a write there fails with
+// EROFS. The masks below hide what a read would leak.
 //
-//   - As root, /proc is read-only as a whole. uid 0 inside owns every global
-//     entry: it could write any whose owner may, and chmod on a /proc entry
-//     changes its mode for every reader on the host (chmod 0444 /proc/kcore,
-//     chmod 0 /proc/meminfo). Covering the ~50 entries one by one would add
-//     ~10 ms to every start; one remount costs one mount. The command's own
-//     /proc/<pid>/ files (oom_score_adj, comm of another thread) are
-//     read-only too.
-//   - As another user, the global entries belong to someone else: a command
-//     can write one only through its "other" bits, or beneath a directory.
-//     Those are bound read-only over themselves, one by one, and the
-//     command's own /proc/<pid>/ files stay writable.
+// Landlock then grants nothing beneath /proc: nothing there is writable.
+// Only allowNestedUserNamespaces, for a user other than root, leaves /proc
+// as bubblewrap mounts it (a nested sandbox must mount a fresh /proc, which
+// the kernel refuses while /proc has mounts over its entries); there the
+// command can write what any user can (its own namespaces' sysctls,
+// pressure triggers) and its own /proc/<pid>/ files, and Landlock's write
+// limit is off anyway.
 //
-// bubblewrap resolves a bind's source on the host: the covers bind the
-// host's /proc entries, which show the same kernel objects (a sysctl's value
-// is the reader's namespace's). Landlock cannot tell a process's own
-// /proc/<pid>/ from the rest (it names existing directories only, and those
-// of processes yet to start do not exist), so it keeps /proc as a write root
-// and these mounts are the barrier.
+// bubblewrap resolves a bind's source on the host: the masks bind the
+// host's /dev/null; --remount-ro changes only the sandbox's own /proc
+// mount (or, under enableWeakerNestedSandbox, the host's /proc is bound
+// read-only).
 
-// procEntry is how the sandbox shows one top-level /proc entry srt knows.
-type procEntry struct {
-	view View // HostRO: bound read-only; NullFile: masked
-	why  string
-}
-
-// procTable names the top-level /proc entries srt knows, with the reason for
-// each. An entry not in it is covered by the general rule of procCover.
-var procTable = map[string]procEntry{
-	"sys":           {HostRO, "sysctls: their checks compare the uid with the host's root (kernel.core_pattern runs a helper as host root)"},
-	"sysrq-trigger": {HostRO, "one write reboots, crashes or freezes the host"},
-	"irq":           {HostRO, "interrupt affinity of the host's CPUs"},
-	"bus":           {HostRO, "PCI configuration space and input devices"},
-	"fs":            {HostRO, "filesystem driver settings (ext4, nfsd, xfs)"},
-	"driver":        {HostRO, "driver state (rtc, nvram)"},
-	"acpi":          {HostRO, "ACPI wakeup devices and events"},
-	"tty":           {HostRO, "tty drivers and line disciplines"},
-	"scsi":          {HostRO, "a write to scsi/scsi adds or removes host devices"},
-	"sysvipc":       {HostRO, "System V IPC tables"},
-	"pressure":      {HostRO, "a write arms a trigger on the host's pressure stall counters"},
-	"mtrr":          {HostRO, "memory type ranges of the host's CPUs"},
-	"keys":          {NullFile, "lists the keys of every keyring the reader may view, the caller's user keyring among them"},
-	"key-users":     {NullFile, "key counts and quotas of every uid with keys on the host"},
-	"kcore":         {NullFile, "the host's memory as an ELF core"},
-	"timer_list":    {NullFile, "every pending timer on the host, with its owner's pid and name"},
-	"timer_stats":   {NullFile, "host timer statistics, with pids and names"},
-	"sched_debug":   {NullFile, "every task on the host, with pid and name"},
-	"latency_stats": {NullFile, "host latency records, with call stacks"},
-	"kpagecount":    {NullFile, "physical page use, an aid to Rowhammer and side channels"},
-	"kpageflags":    {NullFile, "physical page flags, an aid to Rowhammer and side channels"},
-	"kpagecgroup":   {NullFile, "physical page owners, an aid to side channels"},
+// procMasks are the top-level /proc files whose reading leaks the host's
+// secrets or state past the sandbox's namespaces: each is masked with
+// /dev/null (empty to read) where the command could read it. Writes are
+// refused by the read-only /proc.
+var procMasks = map[string]string{
+	"keys":          "lists the keys of every keyring the reader may view, the caller's user keyring among them",
+	"key-users":     "key counts and quotas of every uid with keys on the host",
+	"kcore":         "the host's memory as an ELF core",
+	"timer_list":    "every pending timer on the host, with its owner's pid and name",
+	"timer_stats":   "host timer statistics, with pids and names",
+	"sched_debug":   "every task on the host, with pid and name",
+	"latency_stats": "host latency records, with call stacks",
+	"kpagecount":    "physical page use, an aid to Rowhammer and side channels",
+	"kpageflags":    "physical page flags, an aid to Rowhammer and side channels",
+	"kpagecgroup":   "physical page owners, an aid to side channels",
 }
 
 // kernelMounts adds the covers of /sys and of /proc.
@@ -88,7 +75,7 @@ func (b *builder) kernelMounts() error {
 		b.note("allowNestedUserNamespaces: /proc's global entries are left uncovered, so a nested sandbox can mount a fresh /proc; as uid %d the command can write there only what any user can (its own namespaces' sysctls, pressure triggers)", b.in.UID)
 		return nil
 	}
-	b.p.ProcReadOnly = root
+	b.p.ProcReadOnly = true
 	ents, err := b.in.FS.ReadDir("/proc")
 	if err != nil {
 		return fmt.Errorf("listing /proc to cover its global entries: %w", err)
@@ -110,30 +97,15 @@ func (b *builder) kernelMounts() error {
 }
 
 // procCover decides how the sandbox shows the top-level /proc entry name,
-// whose mode is mode (every one belongs to the host's root).
+// whose mode is mode (every one belongs to the host's root): masked when
+// procMasks names it and the command could read it; otherwise the
+// read-only /proc covers it.
 func (b *builder) procCover(name string, mode fs.FileMode) (View, string, bool) {
-	root := b.in.UID == 0
-	known, inTable := procTable[name]
-	if inTable && known.view == NullFile && !mode.IsDir() {
-		if root || mode&0o004 != 0 {
-			return NullFile, known.why, true
-		}
-		return 0, "", false // unreadable to the command anyway
+	why, masked := procMasks[name]
+	if masked && !mode.IsDir() && (b.in.UID == 0 || mode&0o004 != 0) {
+		return NullFile, why, true
 	}
-	if root {
-		return 0, "", false // /proc is read-only as a whole
-	}
-	why := known.why
-	switch {
-	case !mode.IsDir() && mode&0o002 == 0:
-		return 0, "", false // writable by its owner only
-	case inTable:
-	case mode.IsDir():
-		why = "a kernel directory srt has no entry for"
-	default:
-		why = "a kernel file anyone may write, srt has no entry for"
-	}
-	return HostRO, why, true
+	return 0, "", false
 }
 
 func isPID(name string) bool {

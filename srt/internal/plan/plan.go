@@ -193,7 +193,8 @@ type Plan struct {
 	// /proc's global entries read-only (HostRO) or masked (NullFile). See
 	// kernel.go.
 	Kernel []Mount
-	// ProcReadOnly makes /proc read-only as a whole, after Kernel (root).
+	// ProcReadOnly makes /proc read-only as a whole, after Kernel (every
+	// mode but a user's allowNestedUserNamespaces: kernel.go).
 	ProcReadOnly bool
 	// Helpers are bound read-only at their own path after every other
 	// mount, so that the rules cannot hide them.

@@ -14,7 +14,7 @@ func (p *Plan) String() string {
 		fmt.Fprintf(&sb, "kernel %s %s  # %s\n", m.View, m.Path, m.Why)
 	}
 	if p.ProcReadOnly {
-		sb.WriteString("kernel host-ro /proc (all of it)  # uid 0 inside owns every global entry\n")
+		sb.WriteString("kernel host-ro /proc (all of it)  # the kernel's files: sysctls, sysrq-trigger, irq, bus, pressure; chmod of an entry as root changes it for the host\n")
 	}
 	for _, m := range p.Mounts {
 		fmt.Fprintf(&sb, "mount %s %s  # %s\n", m.View, m.Path, m.Why)
