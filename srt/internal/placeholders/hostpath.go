@@ -3,7 +3,6 @@ package placeholders
 import (
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -50,101 +49,43 @@ func openParent(p string) (fd int, base string, err error) {
 // it was a directory when the plan was made.
 var errParentMoved = errors.New("a parent directory was replaced by a symlink since the plan was made")
 
-type fileID struct{ Dev, Ino uint64 }
-
-// create makes a placeholder directory, or file holding content, at p and
-// returns its identity.
-func create(p string, dir bool, content string) (fileID, error) {
-	fd, base, err := openParent(p)
-	if err != nil {
-		return fileID{}, err
-	}
-	defer unix.Close(fd)
-	if dir {
-		err = unix.Mkdirat(fd, base, 0o755)
-	} else {
-		var f int
-		f, err = unix.Openat(fd, base, unix.O_CREAT|unix.O_EXCL|unix.O_WRONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
-		if err == nil {
-			file := os.NewFile(uintptr(f), p)
-			_, err = file.WriteString(content)
-			if cerr := file.Close(); err == nil {
-				err = cerr
-			}
+// createAt makes a placeholder directory, or file holding content, as
+// name in dir, and returns a descriptor of it to hold it by.
+func createAt(dir int, name string, isDir bool, content string) (int, error) {
+	if isDir {
+		if err := unix.Mkdirat(dir, name, 0o755); err != nil {
+			return -1, err
 		}
+		fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			unix.Unlinkat(dir, name, unix.AT_REMOVEDIR)
+		}
+		return fd, err
 	}
+	fd, err := unix.Openat(dir, name, unix.O_CREAT|unix.O_EXCL|unix.O_RDWR|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0o644)
 	if err != nil {
-		return fileID{}, &os.PathError{Op: "create", Path: p, Err: err}
+		return -1, err
 	}
-	var st unix.Stat_t
-	if err := unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
-		return fileID{}, err
+	for b := []byte(content); len(b) > 0; {
+		n, err := unix.Write(fd, b)
+		if err != nil {
+			unix.Close(fd)
+			unix.Unlinkat(dir, name, 0)
+			return -1, err
+		}
+		b = b[n:]
 	}
-	return fileID{Dev: st.Dev, Ino: st.Ino}, nil
+	return fd, nil
 }
 
-// identity is the device and inode at p, not following a final symlink.
-func identity(p string) (fileID, bool) {
-	var st unix.Stat_t
-	if unix.Lstat(p, &st) != nil {
-		return fileID{}, false
-	}
-	return fileID{Dev: st.Dev, Ino: st.Ino}, true
-}
-
-func sameFile(p string, e entry) bool {
-	id, ok := identity(p)
-	return ok && e.Ino != 0 && id.Dev == e.Dev && id.Ino == e.Ino
-}
-
-// removeIfOurs removes a placeholder only while it is still the file
-// (holding what srt wrote) or the empty directory srt created (same device
-// and inode): anything else is the user's now. The entry is checked and removed relative to its
-// parent, opened without following symlinks (openParent), so neither the
-// check nor the removal can be redirected to another directory.
-func removeIfOurs(e entry) error {
-	if e.Ino == 0 {
-		return nil
-	}
-	fd, base, err := openParent(e.Path)
-	if err != nil {
-		return nil // the parent is gone or is no longer a plain directory: not ours to touch
-	}
-	defer unix.Close(fd)
-	var st unix.Stat_t
-	if unix.Fstatat(fd, base, &st, unix.AT_SYMLINK_NOFOLLOW) != nil || st.Dev != e.Dev || st.Ino != e.Ino {
-		return nil
-	}
-	flags := 0
-	switch {
-	case e.Dir && st.Mode&unix.S_IFMT == unix.S_IFDIR:
-		flags = unix.AT_REMOVEDIR // fails while it is not empty
-	case !e.Dir && st.Mode&unix.S_IFMT == unix.S_IFREG && st.Size == int64(len(e.Content)) && holds(fd, base, e.Content):
-	default:
-		return nil
-	}
-	switch err := unix.Unlinkat(fd, base, flags); err {
-	case nil, unix.ENOENT, unix.ENOTEMPTY, unix.EEXIST:
-		return nil
-	default:
-		return fmt.Errorf("removing placeholder %s: %w", e.Path, err)
-	}
-}
-
-// holds says whether the file name of directory dir holds exactly content.
-func holds(dir int, name, content string) bool {
+// holds says whether the open file fd holds exactly content.
+func holds(fd int, content string) bool {
 	if content == "" {
 		return true // the size said so
 	}
-	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return false
-	}
-	f := os.NewFile(uintptr(fd), name)
-	defer f.Close()
 	buf := make([]byte, len(content)+1)
-	n, _ := io.ReadFull(f, buf)
-	return string(buf[:n]) == content
+	n, _ := unix.Pread(fd, buf, 0)
+	return n >= 0 && string(buf[:n]) == content
 }
 
 // removeTree removes the entry name of directory parent and, when it is a

@@ -19,15 +19,29 @@ type entry struct {
 	Content string `json:"content,omitempty"`
 	Dev     uint64 `json:"dev"`
 	Ino     uint64 `json:"ino"`
+	Btime   int64  `json:"btime,omitempty"` // birth time (ns), where the filesystem keeps one
+	// Shared: another run made it (of this state directory or another),
+	// and this one adopted it.
+	Shared bool `json:"shared,omitempty"`
 }
+
+func (e entry) id() fileID { return fileID{Dev: e.Dev, Ino: e.Ino, Btime: e.Btime} }
 
 // journal is what one run uses, keyed by its process.
 type journal struct {
 	PID       int     `json:"pid"`
 	StartTime uint64  `json:"start"` // /proc/<pid>/stat field 22, so a reused pid is not mistaken for us
 	Entries   []entry `json:"entries"`
-	name      string  // in the state directory
+	// Released: the run has ended its claim, and these are the
+	// placeholders other holders still held then. The next sweep removes
+	// each once no one holds it, whether the process still runs or not.
+	Released bool   `json:"released,omitempty"`
+	name     string // in the state directory
 }
+
+// ended says whether the journal is a sweep's to collect: its run has
+// released it or is dead.
+func (j *journal) ended() bool { return j.Released || !j.alive() }
 
 // maxJournal bounds what srt reads of one journal: a run's placeholders
 // are a few hundred paths at most.

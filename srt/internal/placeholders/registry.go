@@ -3,7 +3,6 @@ package placeholders
 import (
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"strings"
 	"sync"
@@ -21,8 +20,9 @@ type Want struct {
 	Content string
 }
 
-// Registry coordinates placeholders between srt processes (through the
-// state directory) and between the commands of one process.
+// Registry coordinates placeholders between srt processes (through locks
+// on the placeholders themselves, and journals in the state directory)
+// and between the commands of one process (doc.go).
 type Registry struct {
 	dir   *stateDir
 	start uint64
@@ -47,31 +47,24 @@ func Open() (*Registry, error) {
 	return r, nil
 }
 
-// sweep collects, under the lock, the journals of dead processes, and
-// removes their run directories (MakeRunDir).
+// sweep removes the run directories (MakeRunDir) of dead processes, and
+// collects, under the lock, the journals of runs that ended.
 func (r *Registry) sweep() {
 	names, err := r.dir.names()
 	if err != nil {
 		return
 	}
-	deadJournal := false
+	journals := false
 	for _, name := range names {
-		var pid int
-		var start uint64
-		switch {
-		case strings.HasPrefix(name, "run-"):
-			if _, err := fmt.Sscanf(name, "run-%d-%d-", &pid, &start); err == nil && !alive(pid, start) {
-				deadJournal = true
-			}
-		default:
-			if pid, start, ok := isRunDir(name); ok && !alive(pid, start) {
-				if st, err := r.dir.lstat(name); err == nil && ours(st, unix.S_IFDIR) {
-					removeTree(r.dir.fd, name) // nothing in it is shared: no lock needed
-				}
+		if isJournal(name) {
+			journals = true
+		} else if pid, start, ok := isRunDir(name); ok && !alive(pid, start) {
+			if st, err := r.dir.lstat(name); err == nil && ours(st, unix.S_IFDIR) {
+				removeTree(r.dir.fd, name) // nothing in it is shared: no lock needed
 			}
 		}
 	}
-	if deadJournal {
+	if journals {
 		if unlock, err := r.lock(); err == nil {
 			r.collect(readJournals(r.dir))
 			unlock()
@@ -81,8 +74,9 @@ func (r *Registry) sweep() {
 
 // Claim is one run's use of placeholders.
 type Claim struct {
-	r *Registry
-	j *journal
+	r    *Registry
+	j    *journal
+	held []held // in the order of the wants: a directory before what is in it
 	// Missing are the wanted placeholders that could not be created; the
 	// command could not create them either, so they need no mount.
 	Missing []string
@@ -122,9 +116,11 @@ func (r *Registry) lock() (func(), error) {
 	return func() { f.Close() }, nil
 }
 
-// Acquire records the placeholders of one run, creating those
-// that do not exist yet. The journal is written before anything is created,
-// so a crash at any point leaves a record for the next run to clean.
+// Acquire takes the placeholders of one run: it creates those that do not
+// exist yet, adopts those another run holds, and holds the user's own
+// files and directories at the other paths, until Release. The journal is
+// written before anything is created, so that a crash at any point leaves
+// a record.
 func (r *Registry) Acquire(wants []Want) (*Claim, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -133,18 +129,9 @@ func (r *Registry) Acquire(wants []Want) (*Claim, error) {
 		return nil, fmt.Errorf("placeholder registry: %w", err)
 	}
 	defer unlock()
-	all := readJournals(r.dir)
-	r.collect(all)
+	r.collect(readJournals(r.dir))
 	r.seq++
 	j := &journal{PID: os.Getpid(), StartTime: r.start, name: journalName(os.Getpid(), r.start, r.seq)}
-	known := map[string]entry{}
-	for _, o := range all {
-		if o.alive() {
-			for _, e := range o.Entries {
-				known[e.Path] = e
-			}
-		}
-	}
 	// Record intent first.
 	for _, w := range wants {
 		j.Entries = append(j.Entries, entry{Path: w.Path, Dir: w.Dir, Content: w.Content})
@@ -153,33 +140,42 @@ func (r *Registry) Acquire(wants []Want) (*Claim, error) {
 		return nil, fmt.Errorf("placeholder registry: %w", err)
 	}
 	c := &Claim{r: r, j: j}
-	kept := j.Entries[:0]
-	for _, e := range j.Entries {
-		if k, ok := known[e.Path]; ok && sameFile(e.Path, k) {
-			kept = append(kept, k) // another live run's placeholder: share it
-			continue
-		}
-		id, err := create(e.Path, e.Dir, e.Content)
-		if errors.Is(err, errParentMoved) {
-			j.Entries = kept
-			j.write(r.dir)
-			return c, fmt.Errorf("placeholder registry: %w", err)
-		}
+	var failed error
+	for _, w := range wants {
+		h, out, err := take(w, os.Getuid())
 		if err != nil {
-			if !errors.Is(err, fs.ErrExist) {
-				c.Missing = append(c.Missing, e.Path)
-			}
-			continue // a real file appeared meanwhile: it is protected, and not ours
+			failed = fmt.Errorf("placeholder registry: %w", err)
+			break
 		}
-		e.Dev, e.Ino = id.Dev, id.Ino
-		kept = append(kept, e)
+		switch out {
+		case took:
+			c.held = append(c.held, h)
+		case missing:
+			c.Missing = append(c.Missing, w.Path)
+		}
 	}
-	j.Entries = kept
-	return c, j.write(r.dir)
+	j.Entries = c.recorded()
+	if err := j.write(r.dir); failed == nil {
+		failed = err
+	}
+	return c, failed
 }
 
-// Release ends the run's claim: it removes the placeholders no other live
-// run uses.
+// recorded lists the claim's placeholders of srt's, for its journal.
+func (c *Claim) recorded() []entry {
+	var out []entry
+	for _, h := range c.held {
+		if h.srt {
+			out = append(out, h.e)
+		}
+	}
+	return out
+}
+
+// Release ends the run's claim. Each placeholder no one else holds is
+// removed; those others still hold stay in the journal, marked released,
+// for a later sweep to remove once no one does (in case all those holders
+// die: the one that lets go last removes it otherwise).
 func (c *Claim) Release() error {
 	var errs []error
 	r := c.r
@@ -187,62 +183,96 @@ func (c *Claim) Release() error {
 	defer r.mu.Unlock()
 	unlock, err := r.lock()
 	if err != nil {
+		for _, h := range c.held {
+			unix.Close(h.fd) // the placeholders stay, and the next sweep removes them
+		}
+		c.held = nil
 		return err
 	}
 	defer unlock()
-	all := readJournals(r.dir)
-	inUse := map[string]bool{}
-	for _, o := range all {
-		if o.name != c.j.name && o.alive() {
-			for _, e := range o.Entries {
-				inUse[e.Path] = true
-			}
+	// others: what the run held as the user's.
+	var kept, others []entry
+	for i := len(c.held) - 1; i >= 0; i-- { // a directory after what is in it
+		h := c.held[i]
+		if !h.srt {
+			unix.Close(h.fd)
+			others = append(others, h.e)
+			continue
+		}
+		// A directory of srt's that is not empty is kept while something
+		// srt may have made is in it.
+		k, err := letGo(h.e, h.fd, beneath(h.e.Path, kept) || beneath(h.e.Path, others))
+		if err != nil {
+			errs = append(errs, err)
+		}
+		if k {
+			kept = append(kept, h.e)
 		}
 	}
-	for i := len(c.j.Entries) - 1; i >= 0; i-- { // a directory after what is in it
-		e := c.j.Entries[i]
-		if !inUse[e.Path] {
-			if err := removeIfOurs(e); err != nil {
-				errs = append(errs, err)
-			}
+	c.held = nil
+	if len(kept) == 0 {
+		if err := r.dir.remove(c.j.name); err != nil && err != unix.ENOENT {
+			errs = append(errs, err)
 		}
-	}
-	if err := r.dir.remove(c.j.name); err != nil {
-		errs = append(errs, err)
+	} else {
+		c.j.Entries, c.j.Released = reverse(kept), true
+		if err := c.j.write(r.dir); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
 
-// collect cleans up after runs that died without releasing their claims.
+// collect cleans up after runs that ended: for each journal of a dead
+// process, or released, it removes the placeholders no one holds any
+// more, and keeps the journal while some are still held.
 func (r *Registry) collect(all []*journal) {
-	inUse := map[string]bool{}
-	var dead []*journal
 	for _, j := range all {
-		if j.alive() {
-			for _, e := range j.Entries {
-				inUse[e.Path] = true
-			}
-		} else {
-			dead = append(dead, j)
+		if !j.ended() {
+			continue
 		}
-	}
-	for _, j := range dead {
+		var kept []entry
 		for i := len(j.Entries) - 1; i >= 0; i-- {
-			if e := j.Entries[i]; !inUse[e.Path] && e.Ino != 0 {
-				removeIfOurs(e)
+			e := j.Entries[i]
+			if k, _ := letGo(e, -1, beneath(e.Path, kept)); k {
+				kept = append(kept, e)
 			}
 		}
-		r.dir.remove(j.name)
+		switch {
+		case len(kept) == 0:
+			r.dir.remove(j.name)
+		case len(kept) < len(j.Entries):
+			j.Entries = reverse(kept)
+			j.write(r.dir)
+		}
 	}
 }
 
-// Identity returns the device and inode of the placeholder at p that this
-// claim made or shares; ok is false when the claim has none there (a file
-// of someone else's appeared first).
+// beneath says whether one of entries lies beneath directory p.
+func beneath(p string, entries []entry) bool {
+	for _, e := range entries {
+		if strings.HasPrefix(e.Path, p+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+func reverse(es []entry) []entry {
+	out := make([]entry, len(es))
+	for i, e := range es {
+		out[len(es)-1-i] = e
+	}
+	return out
+}
+
+// Identity returns the device and inode of what the claim holds at p: the
+// placeholder it made or adopted, or the user's entry it found there; ok
+// is false when it holds nothing there.
 func (c *Claim) Identity(p string) (dev, ino uint64, ok bool) {
-	for _, e := range c.j.Entries {
-		if e.Path == p && e.Ino != 0 {
-			return e.Dev, e.Ino, true
+	for _, h := range c.held {
+		if h.e.Path == p {
+			return h.e.Dev, h.e.Ino, true
 		}
 	}
 	return 0, 0, false

@@ -1,0 +1,187 @@
+package placeholders
+
+import (
+	"errors"
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// held is one path of a run's claim, held by a descriptor (O_CLOEXEC, so
+// that it never reaches bubblewrap or the sandbox) for as long as the
+// claim lasts.
+type held struct {
+	e  entry
+	fd int
+	// srt: the run made the placeholder or adopted another run's (the
+	// marker was on it). It is in the run's journal, and its last holder
+	// removes it. Otherwise the entry is the user's own, held only so
+	// that no srt removes it while the sandbox mounts on it.
+	srt bool
+}
+
+// outcome is what take found at a wanted path.
+type outcome int
+
+const (
+	took    outcome = iota // the path is held
+	none                   // something srt cannot hold is there (a symlink, a fifo, an unreadable file): not a placeholder
+	missing                // srt could not make the placeholder, so the command cannot make the path either
+)
+
+// maxTries bounds how often take looks again at a path whose entry
+// changed while it took it (another run removed it as its last holder, or
+// a process replaced it).
+const maxTries = 16
+
+// take holds the path of one want for a run: it makes the placeholder, or
+// adopts the one another srt run holds (of any state directory), or holds
+// the user's own file or directory there. uid is the caller's: only its
+// own files are its placeholders.
+func take(w Want, uid int) (held, outcome, error) {
+	for try := 0; try < maxTries; try++ {
+		dir, base, err := openParent(w.Path)
+		if errors.Is(err, errParentMoved) {
+			return held{}, none, err
+		}
+		if err != nil {
+			return held{}, missing, nil
+		}
+		h, out, again, err := takeAt(dir, base, w, uid)
+		unix.Close(dir)
+		if !again {
+			return h, out, err
+		}
+	}
+	return held{}, none, fmt.Errorf("placeholder %s: it kept changing while srt took it; something is replacing it", w.Path)
+}
+
+// takeAt is take for the entry base of directory dir; again asks take to
+// look once more.
+func takeAt(dir int, base string, w Want, uid int) (h held, out outcome, again bool, err error) {
+	fd, in, err := openEntry(dir, base)
+	switch {
+	case err == unix.ENOENT:
+		return makeAt(dir, base, w)
+	case err == errChanged:
+		return held{}, none, true, nil
+	case err != nil:
+		return held{}, none, false, nil
+	}
+	// Hold it first, then look: once the use lock is ours and the name
+	// still leads to it, no srt removes it until the lock goes.
+	if err := useShared(fd); err != nil {
+		unix.Close(fd)
+		return held{}, none, false, fmt.Errorf("placeholder %s: %w", w.Path, err)
+	}
+	if !still(dir, base, in.id) {
+		unix.Close(fd) // its last holder removed it meanwhile, or it was replaced
+		return held{}, none, true, nil
+	}
+	h = held{fd: fd, e: entry{Path: w.Path, Dir: in.mode == unix.S_IFDIR, Content: w.Content, Dev: in.id.Dev, Ino: in.id.Ino, Btime: in.id.Btime}}
+	// Another run's placeholder: the marker is on it, and it is the empty
+	// directory or the file with the content this protection puts there.
+	// Adopt it: this run is one of its holders, and the last one removes it.
+	if int(in.uid) == uid && markedByOther(fd) && shaped(fd, in, w) && mark(fd) == nil {
+		h.srt, h.e.Shared = true, true
+	}
+	return h, took, false, nil
+}
+
+// makeAt makes the placeholder of w as base in dir and holds it.
+func makeAt(dir int, base string, w Want) (h held, out outcome, again bool, err error) {
+	fd, err := createAt(dir, base, w.Dir, w.Content)
+	if err == unix.EEXIST {
+		return held{}, none, true, nil // someone made it meanwhile: take that
+	}
+	if err != nil {
+		return held{}, missing, false, nil
+	}
+	// Lock it at once. A run that finds it before the marker is there
+	// takes it for the user's file and holds it as such; then the
+	// placeholder outlives this run, and a later sweep removes it.
+	if err := useShared(fd); err != nil {
+		unix.Close(fd)
+		return held{}, none, false, fmt.Errorf("placeholder %s: %w", w.Path, err)
+	}
+	mark(fd)
+	in, err := statFD(fd)
+	if err != nil || !still(dir, base, in.id) {
+		unix.Close(fd) // moved away as soon as it was made: look again
+		return held{}, none, true, nil
+	}
+	e := entry{Path: w.Path, Dir: w.Dir, Content: w.Content, Dev: in.id.Dev, Ino: in.id.Ino, Btime: in.id.Btime}
+	return held{e: e, fd: fd, srt: true}, took, false, nil
+}
+
+// shaped says whether the open entry is what the placeholder of w is: a
+// directory, or a file holding exactly w.Content.
+func shaped(fd int, in info, w Want) bool {
+	if w.Dir {
+		return in.mode == unix.S_IFDIR
+	}
+	return in.mode == unix.S_IFREG && in.size == int64(len(w.Content)) && holds(fd, w.Content)
+}
+
+// letGo ends one holder's use of the placeholder e: fd is the holder's
+// descriptor, or -1 for a run that is gone (a sweep). The placeholder is
+// removed when no one else holds it (useExclusive) and it is still what
+// srt made: the same file holding what srt wrote, or the same empty
+// directory. The check and the removal are made relative to its parent,
+// opened without following symlinks (openParent), so neither can be
+// redirected to another directory. kept reports that the placeholder is
+// still there for another holder to remove; a directory that is not empty
+// is kept only when keepDir says a placeholder of srt's is left in it.
+func letGo(e entry, fd int, keepDir bool) (kept bool, err error) {
+	if fd >= 0 {
+		defer unix.Close(fd)
+	}
+	if e.Ino == 0 {
+		return false, nil // recorded, never made
+	}
+	dir, base, err := openParent(e.Path)
+	if err != nil {
+		return false, nil // the parent is gone or is no longer a plain directory: not ours to touch
+	}
+	defer unix.Close(dir)
+	if fd < 0 {
+		if fd, _, err = openEntry(dir, base); err != nil {
+			return false, nil // gone, or something else now
+		}
+		defer unix.Close(fd)
+	}
+	own, err := statFD(fd)
+	if err != nil || !own.id.same(e.id()) {
+		return false, nil
+	}
+	switch err := useExclusive(fd); {
+	case err == unix.EWOULDBLOCK:
+		return true, nil // another run holds it: the last one removes it
+	case err != nil:
+		// This filesystem cannot say whether others hold it (NFS takes
+		// LOCK_EX for a write lock, refused on a read-only descriptor):
+		// leave it, rather than remove it under a sandbox.
+		return false, nil
+	}
+	// No one takes it now without finding, once it has its lock, that the
+	// name is gone (takeAt's still).
+	if !still(dir, base, own.id) {
+		return false, nil
+	}
+	flags := 0
+	switch {
+	case e.Dir && own.mode == unix.S_IFDIR:
+		flags = unix.AT_REMOVEDIR // fails while it is not empty
+	case !e.Dir && own.mode == unix.S_IFREG && own.size == int64(len(e.Content)) && holds(fd, e.Content):
+	default:
+		return false, nil // the user's now
+	}
+	switch err := unix.Unlinkat(dir, base, flags); err {
+	case nil, unix.ENOENT:
+		return false, nil
+	case unix.ENOTEMPTY, unix.EEXIST:
+		return keepDir, nil
+	default:
+		return false, fmt.Errorf("removing placeholder %s: %w", e.Path, err)
+	}
+}
