@@ -36,7 +36,7 @@ func TestEscapePlaceholderTwoStateDirs(t *testing.T) {
 				t.Fatalf("control: removing %s on the host: %v", rc, err)
 			}
 		})
-		if got := phlockResults(p, "create"); len(got) != 2 || got[0] == "ok" || got[1] != "ok" || !strings.Contains(content, "planted") {
+		if got := phlockResults(p, "create"); len(got) != 2 || got[0] != "EROFS" || got[1] != "ok" || !strings.Contains(content, "planted") {
 			t.Fatalf("control: with the placeholder unlinked under it, B's second write must land on the host; writes %v, %s holds %q\n%s", got, rc, content, p.result)
 		}
 		os.Remove(rc)
@@ -65,10 +65,10 @@ func TestEscapePlaceholderTwoStateDirs(t *testing.T) {
 			}
 			p, content := phlockTwoStateDirs(t, w, c.stateA, stateB, c.endA)
 			got := phlockResults(p, "create")
-			if len(got) != 2 || got[0] == "ok" {
-				t.Fatalf("%s: B's first write (A's placeholder in place) must fail, got %v\n%s", c.name, got, p.result)
+			if len(got) != 2 || got[0] != "EROFS" {
+				t.Fatalf("%s: B's first write (A's placeholder in place) must fail with EROFS, got %v\n%s", c.name, got, p.result)
 			}
-			if got[1] == "ok" || strings.Contains(content, "planted") {
+			if got[1] != "EROFS" || strings.Contains(content, "planted") {
 				t.Errorf("%s: ESCAPE: after the other srt ended, the sandbox wrote %s, left on the host: %q (writes: %v)\n%s", c.name, rc, content, got, p.result)
 			}
 			// B, the last holder, removed the placeholder it adopted.
