@@ -305,6 +305,9 @@ func (m *Manager) plan(in *plan.Input) (*plan.Plan, checked, error) {
 
 // Start starts the sandbox.
 func (c *Cmd) Start() error {
+	if err := c.checkStdioFiles(); err != nil {
+		return err
+	}
 	if err := c.Cmd.Start(); err != nil {
 		return err
 	}

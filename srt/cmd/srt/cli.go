@@ -225,6 +225,9 @@ func runCommand(ctx *cli.Context, stderr io.Writer, signals *signals) (int, erro
 		return 128 + int(s.(syscall.Signal)), fmt.Errorf("interrupted by %s before the command started", signalName(s))
 	}
 	if err := cmd.Start(); err != nil {
+		if errors.Is(err, sandbox.ErrStdioFile) {
+			return exitFailure, err
+		}
 		return exitFailure, fmt.Errorf("cannot start bubblewrap: %w", err)
 	}
 	waited := make(chan error, 1)

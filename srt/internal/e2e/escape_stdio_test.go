@@ -247,3 +247,57 @@ func TestEscapeInheritedDescriptors(t *testing.T) {
 		want(t, w.stdinRun(t, dir(), "", "r2-read-at-stdin", "private/key"), "r2-read", "ok")
 	})
 }
+
+// TestStdioFilesReopen: a file handed as stdout, opened for writing only,
+// is refused where the rules hide it (the command could open it again for
+// reading through /proc/self/fd/1, past the deny), as a write-protected
+// stdin is (TestReview3EscapeStdinReopen); the everyday forms run: a file
+// read as stdin with the default settings, one written as stdout in the
+// working directory.
+func TestStdioFilesReopen(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		run := func(settingsJSON, command string, stdin, stdout *os.File) result {
+			cmd := w.command(nil, "-s", w.settings(settingsJSON), "-c", command)
+			cmd.Stdin, cmd.Stdout = stdin, stdout
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			cmd.Run()
+			return result{stderr: stderr.String(), code: cmd.ProcessState.ExitCode()}
+		}
+		secretLog := w.write("home/secret/log", "SECRET-LOG-LINE-93c\n")
+		s := fsSettings(`{"denyRead":["~/secret"],"allowWrite":["."],"denyWrite":[]}`)
+		out, err := os.OpenFile(secretLog, os.O_WRONLY|os.O_APPEND, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := run(s, "cat /proc/self/fd/1 >&2", nil, out)
+		out.Close()
+		expect(t, r, 1, "srt: standard output is the file "+secretLog+", opened for writing only, which the sandbox may not read", "!SECRET-LOG-LINE")
+		// Control: the deny holds by name.
+		want(t, w.probe(s, "read", secretLog), "read", "ENOENT")
+
+		// Everyday forms.
+		data := w.write("home/data.txt", "one\ntwo\n")
+		in, err := os.Open(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer in.Close()
+		var b strings.Builder
+		cmd := w.command(nil, "-c", "wc -l")
+		cmd.Stdin, cmd.Stdout = in, &b
+		if err := cmd.Run(); err != nil || strings.TrimSpace(b.String()) != "2" {
+			t.Fatalf("wc -l < data.txt: %v %q", err, b.String())
+		}
+		o, err := os.Create(w.path("home/proj/out.txt"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		w.chown(o.Name())
+		expect(t, run(fsSettings(writeCwd), "echo written", nil, o), 0)
+		o.Close()
+		if got, _ := os.ReadFile(w.path("home/proj/out.txt")); string(got) != "written\n" {
+			t.Fatalf("> out.txt: %q", got)
+		}
+	})
+}

@@ -70,3 +70,20 @@ func settingsOf(why string) string {
 	}
 	return strings.Join(out, ", ")
 }
+
+// Readable says whether a command in this sandbox may read the host path
+// p (a real path) by name: the deepest mount at or above p decides (an
+// empty tmpfs or /dev/null hides it), and with none, the root shows it.
+func (p *Plan) Readable(path string) bool {
+	deepest := -1
+	for i, m := range p.Mounts {
+		if fsview.IsWithin(path, m.Path) && (deepest < 0 || len(m.Path) > len(p.Mounts[deepest].Path)) {
+			deepest = i
+		}
+	}
+	if deepest < 0 {
+		return true
+	}
+	v := p.Mounts[deepest].View
+	return v == HostRW || v == HostRO
+}
