@@ -19,11 +19,7 @@
 //     srt wrote) or empty directory srt made (device, inode, birth time);
 //   - a run that made or adopted a placeholder also holds an OFD read lock
 //     on its byte 0, the marker: another run that finds the marker on an
-//     existing entry adopts it instead of taking it for the user's;
-//   - only the run that made a placeholder removes it (or a sweep of its
-//     state directory, from its journal): any process that may open a file
-//     can forge the marker, so an adopter that removed what it held last
-//     could be led to delete an empty file of the user's.
+//     existing entry adopts it instead of taking it for the user's.
 //
 // Two runs A and B, of different state directories, and ~/.bashrc missing:
 //
@@ -37,14 +33,12 @@
 //	                                                       it as shared
 //	end: LOCK_EX|LOCK_NB fails (B) --> stays               (sandbox runs)
 //	journal kept, released
-//	                                   stays <------------ end: an adopter
-//	                                                       removes nothing
-//	next sweep of A's state directory:
-//	LOCK_EX|LOCK_NB succeeds, still
-//	srt's: unlink -------------------> unlinked
+//	                                   unlinked <--------- end: LOCK_EX|NB
+//	                                                       succeeds, still
+//	                                                       srt's: unlink
 //
-// Every run records the placeholders it made (and, as shared, those it
-// adopted) in a journal in its state directory, under an exclusive lock. A run that ends while
+// Every run records the placeholders it made or adopted in a journal in
+// its state directory, under an exclusive lock. A run that ends while
 // others still hold some keeps its journal, marked released, and a run
 // killed with SIGKILL leaves its journal as it was: the next srt of that
 // state directory sweeps them, removing what no one holds any more.

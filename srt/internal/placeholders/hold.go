@@ -14,8 +14,8 @@ type held struct {
 	e  entry
 	fd int
 	// srt: the run made the placeholder or adopted another run's (the
-	// marker was on it). It is in the run's journal, and the run that made
-	// it removes it (Release). Otherwise the entry is the user's own, held only so
+	// marker was on it). It is in the run's journal, and its last holder
+	// removes it. Otherwise the entry is the user's own, held only so
 	// that no srt removes it while the sandbox mounts on it.
 	srt bool
 }
@@ -81,8 +81,7 @@ func takeAt(dir int, base string, w Want, uid int) (h held, out outcome, again b
 	h = held{fd: fd, e: entry{Path: w.Path, Dir: in.mode == unix.S_IFDIR, Content: w.Content, Dev: in.id.Dev, Ino: in.id.Ino, Btime: in.id.Btime}}
 	// Another run's placeholder: the marker is on it, and it is the empty
 	// directory or the file with the content this protection puts there.
-	// Adopt it: this run is one of its holders; the run that made it
-	// removes it (Release).
+	// Adopt it: this run is one of its holders, and the last one removes it.
 	if int(in.uid) == uid && markedByOther(fd) && shaped(fd, in, w) && mark(fd) == nil {
 		h.srt, h.e.Shared = true, true
 	}
@@ -157,7 +156,7 @@ func letGo(e entry, fd int, keepDir bool) (kept bool, err error) {
 	}
 	switch err := useExclusive(fd); {
 	case err == unix.EWOULDBLOCK:
-		return true, nil // another run holds it: kept for a later sweep
+		return true, nil // another run holds it: the last one removes it
 	case err != nil:
 		// This filesystem cannot say whether others hold it (NFS takes
 		// LOCK_EX for a write lock, refused on a read-only descriptor):

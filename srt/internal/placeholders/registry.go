@@ -172,11 +172,10 @@ func (c *Claim) recorded() []entry {
 	return out
 }
 
-// Release ends the run's claim. Each placeholder it made that no one
-// else holds is removed; those others still hold stay in the journal,
-// marked released, for a later sweep of this state directory to remove
-// once no one does. Placeholders it adopted from another run are left to
-// that run and its state directory.
+// Release ends the run's claim. Each placeholder no one else holds is
+// removed; those others still hold stay in the journal, marked released,
+// for a later sweep to remove once no one does (in case all those holders
+// die: the one that lets go last removes it otherwise).
 func (c *Claim) Release() error {
 	var errs []error
 	r := c.r
@@ -195,14 +194,7 @@ func (c *Claim) Release() error {
 	var kept, others []entry
 	for i := len(c.held) - 1; i >= 0; i-- { // a directory after what is in it
 		h := c.held[i]
-		if !h.srt || h.e.Shared {
-			// The user's entry, or another run's placeholder this one
-			// adopted: only the run that made a placeholder (or a sweep of
-			// its state directory, from its journal) removes it. What marks
-			// a placeholder as another run's can be forged by any process
-			// that may open the file (a read lock on its first byte), so an
-			// adopter that removed "the last held placeholder" could be led
-			// to delete an empty file of the user's.
+		if !h.srt {
 			unix.Close(h.fd)
 			others = append(others, h.e)
 			continue
@@ -242,9 +234,6 @@ func (r *Registry) collect(all []*journal) {
 		var kept []entry
 		for i := len(j.Entries) - 1; i >= 0; i-- {
 			e := j.Entries[i]
-			if e.Shared {
-				continue // adopted: its maker's journal removes it (Release)
-			}
 			if k, _ := letGo(e, -1, beneath(e.Path, kept)); k {
 				kept = append(kept, e)
 			}

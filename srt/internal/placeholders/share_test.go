@@ -39,11 +39,8 @@ func acquire(t *testing.T, r *Registry, wants ...Want) *Claim {
 
 func journalsOf(r *Registry) []*journal { return readJournals(r.dir) }
 
-// B adopts what A made. If A ends first it leaves them in a released
-// journal while B holds them, and the next sweep of A's state directory
-// removes them once B has let go; B, an adopter, never removes them
-// itself (the marker that makes it adopt can be forged). If B ends first,
-// A removes them at its end.
+// B adopts what A made; whichever ends first leaves it to the other, and
+// the last holder removes it.
 func TestSharedAcrossStateDirs(t *testing.T) {
 	for _, aFirst := range []bool{true, false} {
 		home := t.TempDir()
@@ -75,15 +72,11 @@ func TestSharedAcrossStateDirs(t *testing.T) {
 				t.Fatalf("aFirst=%v: %s was removed while the other run holds it: %v", aFirst, w.Path, err)
 			}
 		}
-		// The maker, ending first, left them in a released journal: a
-		// sweep removes nothing the other holds. The adopter, ending
-		// first, leaves no journal.
+		// The first left them in a released journal, in case the other
+		// dies: a sweep removes nothing the other holds.
 		js := journalsOf(rFirst)
-		switch {
-		case aFirst && (len(js) != 1 || !js[0].Released || len(js[0].Entries) != len(wants)):
+		if len(js) != 1 || !js[0].Released || len(js[0].Entries) != len(wants) {
 			t.Fatalf("aFirst=%v: want one released journal naming the %d placeholders, got %+v", aFirst, len(wants), js)
-		case !aFirst && len(js) != 0:
-			t.Fatalf("aFirst=%v: the adopter left a journal: %+v", aFirst, js)
 		}
 		rFirst.sweep()
 		if _, err := os.Lstat(rc.Path); err != nil {
@@ -92,21 +85,13 @@ func TestSharedAcrossStateDirs(t *testing.T) {
 		if err := second.Release(); err != nil {
 			t.Fatal(err)
 		}
-		if aFirst {
-			// B, the adopter, left them; the maker's state directory's
-			// next sweep removes them.
-			if _, err := os.Lstat(rc.Path); err != nil {
-				t.Fatalf("aFirst=%v: the adopter removed %s: %v", aFirst, rc.Path, err)
-			}
-			ra.sweep()
-		}
 		for _, w := range wants {
 			if _, err := os.Lstat(w.Path); !os.IsNotExist(err) {
-				t.Errorf("aFirst=%v: %s is left after both runs and the maker's sweep: %v", aFirst, w.Path, err)
+				t.Errorf("aFirst=%v: the last holder left %s: %v", aFirst, w.Path, err)
 			}
 		}
-		ra.sweep()
-		if js := journalsOf(ra); len(js) != 0 {
+		rFirst.sweep()
+		if js := journalsOf(rFirst); len(js) != 0 {
 			t.Errorf("aFirst=%v: the released journal outlived its placeholders: %+v", aFirst, js)
 		}
 	}
@@ -283,29 +268,28 @@ func TestKilledHolder(t *testing.T) {
 			t.Fatalf("the sweep removed %s, which a live run holds: %v", p, err)
 		}
 	}
-	// B leaves both, what it adopted and what it took for the user's, to
-	// the next sweep of the dead run's state directory, which removes them.
+	// B, the last holder of what it adopted, removes it; what it took for
+	// the user's it leaves, to the next sweep of the dead run's state
+	// directory.
 	cb.Release()
 	cl.Release()
-	for _, p := range []string{adopted, late} {
-		if _, err := os.Lstat(p); err != nil {
-			t.Fatalf("B removed %s, which it did not make: %v", p, err)
-		}
+	if _, err := os.Lstat(adopted); !os.IsNotExist(err) {
+		t.Errorf("B left the placeholder it adopted: %v", err)
+	}
+	if _, err := os.Lstat(late); err != nil {
+		t.Fatalf("B removed what it took for the user's file: %v", err)
 	}
 	ra.sweep()
-	for _, p := range []string{adopted, late} {
-		if _, err := os.Lstat(p); !os.IsNotExist(err) {
-			t.Errorf("the next sweep left the dead run's placeholder %s: %v", p, err)
-		}
+	if _, err := os.Lstat(late); !os.IsNotExist(err) {
+		t.Errorf("the next sweep left the dead run's placeholder: %v", err)
 	}
 	if js := journalsOf(ra); len(js) != 0 {
 		t.Errorf("the dead run's journal outlived its placeholders: %+v", js)
 	}
 }
 
-// A killed adopter leaves nothing behind: the maker's released journal
-// names the placeholder, and the maker's state directory's next sweep
-// removes it once the adopter's lock has gone with it.
+// A killed adopter is collected by its own state directory's sweep: its
+// journal names what it adopted.
 func TestKilledAdopter(t *testing.T) {
 	home := t.TempDir()
 	p := filepath.Join(home, ".bashrc")
@@ -318,13 +302,9 @@ func TestKilledAdopter(t *testing.T) {
 		t.Fatalf("A removed what B holds: %v", err)
 	}
 	kill(b)
-	openIn(t, tmpB) // B's state directory's sweep leaves it to A's
-	if _, err := os.Lstat(p); err != nil {
-		t.Fatalf("the adopter's sweep removed what it did not make: %v", err)
-	}
-	openIn(t, tmpA) // A's state directory's sweep
+	openIn(t, tmpB) // B's state directory's sweep
 	if _, err := os.Lstat(p); !os.IsNotExist(err) {
-		t.Errorf("the maker's sweep left the placeholder: %v", err)
+		t.Errorf("the adopter's sweep left the placeholder: %v", err)
 	}
 }
 
