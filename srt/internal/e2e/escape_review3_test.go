@@ -138,4 +138,3 @@ func readFileOr(p string) []byte {
 	b, _ := os.ReadFile(p)
 	return b
 }
-
