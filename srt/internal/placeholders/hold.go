@@ -3,6 +3,7 @@ package placeholders
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/unix"
 )
@@ -180,8 +181,61 @@ func letGo(e entry, fd int, keepDir bool) (kept bool, err error) {
 	case nil, unix.ENOENT:
 		return false, nil
 	case unix.ENOTEMPTY, unix.EEXIST:
-		return keepDir, nil
+		// Not empty: kept while what is in it may be srt's (placeholders
+		// another run made in it, which that run's journal names; once
+		// they are gone a later sweep removes this one), else the user's.
+		return keepDir || placeholderShaped(fd, 3), nil
 	default:
 		return false, fmt.Errorf("removing placeholder %s: %w", e.Path, err)
 	}
+}
+
+// placeholderShaped says whether everything in the directory fd could be
+// placeholders of srt's: small regular files (srt writes at most a few
+// lines in one) and directories holding only such, down to depth levels
+// and 64 entries a directory. A directory of srt's that another run's
+// placeholders keep from being removed stays in the journal this way; one
+// the user put a real file in is left to the user.
+func placeholderShaped(fd, depth int) bool {
+	if depth == 0 {
+		return false
+	}
+	dup, err := unix.Dup(fd)
+	if err != nil {
+		return false
+	}
+	f := os.NewFile(uintptr(dup), "placeholder")
+	defer f.Close()
+	if _, err := f.Seek(0, 0); err != nil {
+		return false
+	}
+	names, err := f.Readdirnames(65)
+	if err != nil || len(names) > 64 {
+		return false
+	}
+	for _, n := range names {
+		var st unix.Stat_t
+		if err := unix.Fstatat(fd, n, &st, unix.AT_SYMLINK_NOFOLLOW); err != nil {
+			return false
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFREG:
+			if st.Size > 1024 {
+				return false
+			}
+		case unix.S_IFDIR:
+			sub, err := unix.Openat(fd, n, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+			if err != nil {
+				return false
+			}
+			ok := placeholderShaped(sub, depth-1)
+			unix.Close(sub)
+			if !ok {
+				return false
+			}
+		default:
+			return false
+		}
+	}
+	return true
 }
