@@ -17,9 +17,12 @@
 //   - srt unlinks a placeholder only while it holds flock(LOCK_EX) on it,
 //     and only while the name still leads to the very file (holding what
 //     srt wrote) or empty directory srt made (device, inode, birth time);
-//   - a run that made or adopted a placeholder also holds an OFD read lock
-//     on its byte 0, the marker: another run that finds the marker on an
-//     existing entry adopts it instead of taking it for the user's.
+//   - a run that made or adopted a placeholder also holds its marker, an
+//     OFD lock: a write lock on one byte of a file (so only a process that
+//     may write the file can forge it), a read lock on a directory (which
+//     srt removes only while it is empty): another run that finds the
+//     marker on an existing entry adopts it instead of taking it for the
+//     user's.
 //
 // Two runs A and B, of different state directories, and ~/.bashrc missing:
 //

@@ -21,7 +21,7 @@ func Held(p string) bool {
 		return false
 	}
 	defer unix.Close(fd)
-	if markedByOther(fd) {
+	if markedByOther(fd, in.mode == unix.S_IFDIR) {
 		return true
 	}
 	d, err := openState(false)

@@ -80,11 +80,13 @@ func takeAt(dir int, base string, w Want, uid int) (h held, out outcome, again b
 		return held{}, none, true, nil
 	}
 	h = held{fd: fd, e: entry{Path: w.Path, Dir: in.mode == unix.S_IFDIR, Content: w.Content, Dev: in.id.Dev, Ino: in.id.Ino, Btime: in.id.Btime}}
-	// Another run's placeholder: the marker is on it, and it is the empty
+	// Another run's placeholder: the marker is on it, and it is the
 	// directory or the file with the content this protection puts there.
 	// Adopt it: this run is one of its holders, and the last one removes it.
-	if int(in.uid) == uid && markedByOther(fd) && shaped(fd, in, w) && mark(fd) == nil {
-		h.srt, h.e.Shared = true, true
+	if int(in.uid) == uid && shaped(fd, in, w) {
+		if fd, ok := adopt(dir, base, fd, in); ok {
+			h.fd, h.srt, h.e.Shared = fd, true, true
+		}
 	}
 	return h, took, false, nil
 }
@@ -105,7 +107,7 @@ func makeAt(dir int, base string, w Want) (h held, out outcome, again bool, err 
 		unix.Close(fd)
 		return held{}, none, false, fmt.Errorf("placeholder %s: %w", w.Path, err)
 	}
-	mark(fd)
+	mark(fd, w.Dir)
 	in, err := statFD(fd)
 	if err != nil || !still(dir, base, in.id) {
 		unix.Close(fd) // moved away as soon as it was made: look again

@@ -364,3 +364,114 @@ func TestConcurrentRunsKeepWhatIsHeld(t *testing.T) {
 		}
 	}
 }
+
+// lockerEnv makes the test binary a process that takes one lock on a path
+// and waits to be killed (TestHelperLocker): kind:path.
+const lockerEnv = "SRT_PLACEHOLDERS_LOCKER"
+
+// The locks TestMarkerOnlyOFDWrite has another process take.
+var lockerKinds = map[string]struct {
+	cmd   int
+	typ   int16
+	start int64
+	len   int64
+	rw    bool
+}{
+	"ofd-write":       {unix.F_OFD_SETLK, unix.F_WRLCK, markerBase + 12345, 1, true},
+	"ofd-read":        {unix.F_OFD_SETLK, unix.F_RDLCK, 0, 0, false},
+	"ofd-read-range":  {unix.F_OFD_SETLK, unix.F_RDLCK, markerBase + 12345, 1, false},
+	"posix-read":      {unix.F_SETLK, unix.F_RDLCK, 0, 0, false},
+	"posix-write":     {unix.F_SETLK, unix.F_WRLCK, markerBase + 12345, 1, true},
+	"posix-write-all": {unix.F_SETLK, unix.F_WRLCK, 0, 0, true},
+	"ofd-read-dir":    {unix.F_OFD_SETLK, unix.F_RDLCK, dirMarker, 1, false},
+	"posix-read-dir":  {unix.F_SETLK, unix.F_RDLCK, 0, 0, false},
+}
+
+func TestHelperLocker(t *testing.T) {
+	arg := os.Getenv(lockerEnv)
+	if arg == "" {
+		t.Skip("a helper process of TestMarkerOnlyOFDWrite")
+	}
+	kind, p, _ := strings.Cut(arg, ":")
+	k := lockerKinds[kind]
+	flags := unix.O_RDONLY
+	if k.rw {
+		flags = unix.O_RDWR
+	}
+	fd, err := unix.Open(p, flags, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lk := unix.Flock_t{Type: k.typ, Start: k.start, Len: k.len}
+	if err := unix.FcntlFlock(uintptr(fd), k.cmd, &lk); err != nil {
+		t.Fatal(err)
+	}
+	os.Stdout.WriteString("ready\n")
+	time.Sleep(time.Hour) // until killed
+}
+
+// Only an open-file-description write lock in the marker range, which
+// needs a descriptor open for writing, marks a file as another run's
+// placeholder: a process that can only read a file of the user's cannot
+// have srt adopt it and, as its last holder, remove it. Read locks (OFD
+// or POSIX) and POSIX write locks by another process are no marker; the
+// OFD write lock is (the control). For a directory, which cannot be
+// opened for writing, the marker is an OFD read lock, and srt removes an
+// adopted one only while it is empty: never what the user keeps in it.
+func TestMarkerOnlyOFDWrite(t *testing.T) {
+	for _, c := range []struct {
+		kind   string
+		dir    bool
+		inside bool // the directory holds a file of the user's
+		marked bool
+		kept   bool // though marked
+	}{
+		{kind: "ofd-read"},
+		{kind: "ofd-read-range"},
+		{kind: "posix-read"},
+		{kind: "posix-write"},
+		{kind: "posix-write-all"},
+		{kind: "ofd-write", marked: true},
+		{kind: "posix-read-dir", dir: true},
+		{kind: "ofd-read-dir", dir: true, inside: true, marked: true, kept: true},
+		{kind: "ofd-read-dir", dir: true, marked: true},
+	} {
+		home := t.TempDir()
+		p := filepath.Join(home, "empty")
+		if c.dir {
+			os.Mkdir(p, 0o755)
+			if c.inside {
+				os.WriteFile(filepath.Join(p, "x"), nil, 0o644)
+			}
+		} else {
+			os.WriteFile(p, nil, 0o644)
+		}
+		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperLocker$")
+		cmd.Env = append(os.Environ(), lockerEnv+"="+c.kind+":"+p)
+		out, _ := cmd.StdoutPipe()
+		cmd.Stderr = os.Stderr
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		if line, _ := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
+			kill(cmd)
+			t.Fatalf("%s: the locker did not lock: %q", c.kind, line)
+		}
+		if got := Held(p); got != c.marked {
+			t.Errorf("%s (inside %v): Held = %v, want %v", c.kind, c.inside, got, c.marked)
+		}
+		claim := acquire(t, openIn(t, t.TempDir()), Want{Path: p, Dir: c.dir})
+		if adopted := len(claim.j.Entries) == 1; adopted != c.marked {
+			t.Errorf("%s (inside %v): adopted = %v, want %v", c.kind, c.inside, adopted, c.marked)
+		}
+		claim.Release()
+		_, err := os.Lstat(p)
+		if gone := os.IsNotExist(err); gone != (c.marked && !c.kept) {
+			t.Errorf("%s (inside %v): removed = %v, want %v (%v)", c.kind, c.inside, gone, c.marked && !c.kept, err)
+		}
+		if _, err := os.Stat(filepath.Join(p, "x")); c.inside && err != nil {
+			t.Errorf("%s: the user's file in the directory went: %v", c.kind, err)
+		}
+		kill(cmd)
+	}
+}
