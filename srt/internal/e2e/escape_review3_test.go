@@ -12,9 +12,8 @@ import (
 // (stdio checks, shared placeholders, read-only /proc, $HOME start-up
 // files). TestReview3Escape… tests try an attack that got out when they
 // were written (each is closed now, and the test keeps it closed). Its
-// third finding, a forged placeholder marker that has srt remove an empty
-// file of the user's, stays open: docs/security.md states it under the
-// placeholders' remaining limits.
+// third finding, a forged placeholder marker that had srt remove an empty
+// file of the user's, is tested in escape_marker_test.go.
 
 // stdinShell runs command with sh in the sandbox (settings) with the file
 // at path, opened read-only by the caller, as its standard input.
