@@ -63,7 +63,7 @@ func TestReview2EscapeHomeStartupSiblings(t *testing.T) {
 		// The real thing: a tmux configuration planted from inside runs on
 		// the host when the user next starts tmux.
 		if tmux, err := exec.LookPath("tmux"); err == nil {
-			mark := w.marker("tmux-ran")
+			mark := w.markFile("tmux-ran")
 			p := w.probe(homeWritable, "plant", w.home+"/.config/tmux/tmux.conf", `run-shell "touch `+mark+`"`+"\n")
 			sock := filepath.Join(w.mkdir("marks"), "tmux.sock")
 			cmd := exec.Command(tmux, "-S", sock, "new-session", "-d", "sleep 3")
@@ -84,7 +84,7 @@ func TestReview2EscapeHomeStartupSiblings(t *testing.T) {
 		}
 		// cargo: as root, through the rustup install the test machine has.
 		if cargo := "/root/.cargo/bin/cargo"; w.r.uid == 0 && exists(cargo) {
-			mark := w.marker("cargo-ran")
+			mark := w.markFile("cargo-ran")
 			wrapper := w.write("marks/wrapper.sh", "#!/bin/sh\ntouch "+mark+"\nexec \"$@\"\n")
 			os.Chmod(wrapper, 0o755)
 			p := w.probe(homeWritable, "plant", w.home+"/.cargo/config", "[build]\nrustc-wrapper = \""+wrapper+"\"\n")

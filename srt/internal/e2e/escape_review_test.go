@@ -19,38 +19,6 @@ import (
 // are tested where they were fixed: escape_stdio_test.go (an inherited
 // datagram socket), escape_scan_test.go, escape_denyglob_test.go.
 
-const reviewWriteCwd = `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}`
-
-// hostGit runs git on the host (no sandbox) as the runner, in dir, with the
-// workspace's home and nothing from the system's git configuration.
-func (w *workspace) hostGit(dir string, args ...string) (string, error) {
-	w.t.Helper()
-	cmd := exec.Command("git", args...)
-	cmd.Dir = dir
-	cmd.Env = w.env("GIT_CONFIG_NOSYSTEM=1", "GIT_AUTHOR_NAME=t", "GIT_AUTHOR_EMAIL=t@example.invalid",
-		"GIT_COMMITTER_NAME=t", "GIT_COMMITTER_EMAIL=t@example.invalid")
-	w.asRunner(cmd)
-	out, err := cmd.CombinedOutput()
-	return string(out), err
-}
-
-// mustGit is hostGit that fails the test on an error.
-func (w *workspace) mustGit(dir string, args ...string) {
-	w.t.Helper()
-	if out, err := w.hostGit(dir, args...); err != nil {
-		w.t.Fatalf("git %v in %s: %v\n%s", args, dir, err, out)
-	}
-}
-
-// marker is a file a planted command creates when it runs on the host; it
-// lives in a directory of the runner's beside home, which no sandbox of
-// these tests may write.
-func (w *workspace) marker(name string) string {
-	p := filepath.Join(w.mkdir("marks"), name)
-	os.Remove(p)
-	return p
-}
-
 // touchCmd is the shell command a planted hook or fsmonitor runs.
 func touchCmd(marker string) string { return "touch " + marker }
 
@@ -91,18 +59,18 @@ func TestReviewEscapeNpmLogsSymlink(t *testing.T) {
 func TestReviewEscapeSubmoduleGitFile(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
 		lib := w.mkdir("home/lib")
-		w.mustGit(lib, "init", "-q")
+		w.gitOnHostOK(lib, "init", "-q")
 		w.write("home/lib/f", "x")
-		w.mustGit(lib, "add", "f")
-		w.mustGit(lib, "commit", "-qm", "lib")
-		w.mustGit(w.dir, "init", "-q")
-		w.mustGit(w.dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", "../lib", "lib")
-		w.mustGit(w.dir, "commit", "-qm", "with submodule")
-		mark := w.marker("fsmonitor-ran")
+		w.gitOnHostOK(lib, "add", "f")
+		w.gitOnHostOK(lib, "commit", "-qm", "lib")
+		w.gitOnHostOK(w.dir, "init", "-q")
+		w.gitOnHostOK(w.dir, "-c", "protocol.file.allow=always", "submodule", "add", "-q", "../lib", "lib")
+		w.gitOnHostOK(w.dir, "commit", "-qm", "with submodule")
+		mark := w.markFile("fsmonitor-ran")
 		attack := `mkdir .evil && cp -r .git/modules/lib/. .evil/ && git config -f .evil/config core.fsmonitor "` + touchCmd(mark) + `; false" && ` +
 			`git config -f .evil/config core.worktree ../lib && exec "$PROBE" write-file lib/.git "gitdir: ../.evil"`
-		p := w.probeShell(reviewWriteCwd, attack)
-		w.hostGit(w.dir, "status")
+		p := w.probeShell(fsSettings(writeCwd), attack)
+		w.gitOnHost(w.dir, "status")
 		if exists(mark) {
 			t.Errorf("ESCAPE: the host's git status ran the fsmonitor planted through the submodule's .git file\n%s", p.result)
 		}
@@ -114,7 +82,7 @@ func TestReviewEscapeSubmoduleGitFile(t *testing.T) {
 		os.Remove(mark)
 		open := fsSettings(`{"denyRead":[],"allowWrite":["."],"denyWrite":[],"allowGitConfig":true}`)
 		expect(t, w.sh(open, `git config core.fsmonitor "`+touchCmd(mark)+`; false"`), 0)
-		w.hostGit(w.dir, "status")
+		w.gitOnHost(w.dir, "status")
 		if !exists(mark) {
 			t.Fatal("control: the fsmonitor planted in .git/config did not run on the host")
 		}
@@ -128,18 +96,18 @@ func TestReviewEscapeSubmoduleGitFile(t *testing.T) {
 // pre-commit the command wrote.
 func TestReviewEscapeHooksPath(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
-		w.mustGit(w.dir, "init", "-q")
+		w.gitOnHostOK(w.dir, "init", "-q")
 		w.mkdir("home/proj/.husky")
-		w.mustGit(w.dir, "config", "core.hooksPath", ".husky")
-		mark := w.marker("hook-ran")
+		w.gitOnHostOK(w.dir, "config", "core.hooksPath", ".husky")
+		mark := w.markFile("hook-ran")
 		hook := "#!/bin/sh\n" + touchCmd(mark) + "\n"
 		// The default hooks directory is protected: the rule the attack
 		// routes around.
-		want(t, w.probe(reviewWriteCwd, "write-file", w.dir+"/.git/hooks/pre-commit", hook), "create", "EROFS")
-		p := w.probe(reviewWriteCwd, "write-file", w.dir+"/.husky/pre-commit", hook)
+		want(t, w.probe(fsSettings(writeCwd), "write-file", w.dir+"/.git/hooks/pre-commit", hook), "create", "EROFS")
+		p := w.probe(fsSettings(writeCwd), "write-file", w.dir+"/.husky/pre-commit", hook)
 		w.write("home/proj/a", "a")
-		w.mustGit(w.dir, "add", "a")
-		w.hostGit(w.dir, "commit", "-qm", "a")
+		w.gitOnHostOK(w.dir, "add", "a")
+		w.gitOnHost(w.dir, "commit", "-qm", "a")
 		if exists(mark) {
 			t.Errorf("ESCAPE: the host's git commit ran a pre-commit hook written in the sandbox (core.hooksPath=.husky)\n%s", p.result)
 		}
@@ -150,8 +118,8 @@ func TestReviewEscapeHooksPath(t *testing.T) {
 		os.Chmod(w.dir+"/.husky/pre-commit", 0o755)
 		os.Remove(mark)
 		w.write("home/proj/b", "b")
-		w.mustGit(w.dir, "add", "b")
-		w.hostGit(w.dir, "commit", "-qm", "b")
+		w.gitOnHostOK(w.dir, "add", "b")
+		w.gitOnHost(w.dir, "commit", "-qm", "b")
 		if !exists(mark) {
 			t.Fatal("control: the hook at core.hooksPath did not run on the host")
 		}
@@ -174,20 +142,20 @@ func TestReviewEscapeHomeStartupFiles(t *testing.T) {
 		w.write("home/.config/git/config", "# user\n")
 		w.mkdir("home/.ssh")
 		// Control: the protected names are refused.
-		want(t, w.probe(reviewWriteCwd, "write", w.home+"/.bashrc"), "write", "EROFS")
-		want(t, w.probe(reviewWriteCwd, "write", w.home+"/.gitconfig"), "write", "EROFS")
+		want(t, w.probe(fsSettings(writeCwd), "write", w.home+"/.bashrc"), "write", "EROFS")
+		want(t, w.probe(fsSettings(writeCwd), "write", w.home+"/.gitconfig"), "write", "EROFS")
 		// A missing one is a placeholder: unreadable (EACCES), or read-only
 		// where it holds content srt wrote for the host's shells (EROFS).
-		want(t, w.probe(reviewWriteCwd, "write-file", w.home+"/.bash_profile", "x"), "create", "EROFS")
+		want(t, w.probe(fsSettings(writeCwd), "write-file", w.home+"/.bash_profile", "x"), "create", "EROFS")
 		var escaped []string
 		for _, f := range []string{".zshenv", ".config/git/config"} {
-			p := w.probe(reviewWriteCwd, "write", filepath.Join(w.home, f))
+			p := w.probe(fsSettings(writeCwd), "write", filepath.Join(w.home, f))
 			if p.steps["write"] != "EROFS" {
 				escaped = append(escaped, f+": "+p.steps["write"])
 			}
 		}
 		for _, f := range []string{".bash_login", ".bash_logout", ".zlogin", ".ssh/rc"} {
-			p := w.probe(reviewWriteCwd, "write-file", filepath.Join(w.home, f), "x")
+			p := w.probe(fsSettings(writeCwd), "write-file", filepath.Join(w.home, f), "x")
 			if o := p.steps["create"]; o != "EACCES" && o != "EROFS" {
 				escaped = append(escaped, f+": "+o)
 			}
@@ -215,7 +183,7 @@ func TestReviewEscapeSettingsFile(t *testing.T) {
 			{"project", w.dir, w.dir + "/.srt.json", []string{"-s", w.dir + "/.srt.json"}},
 		} {
 			w.dir = c.dir
-			w.write(strings.TrimPrefix(c.file, w.root+"/"), reviewWriteCwd)
+			w.write(strings.TrimPrefix(c.file, w.root+"/"), fsSettings(writeCwd))
 			run := func(args ...string) probeRun {
 				return newProbeRun(w.srt(append(append(append([]string{}, c.args...), "--", probeBin(t)), args...)...))
 			}
@@ -258,7 +226,7 @@ func TestReviewHoldsWeakerProcRoot(t *testing.T) {
 // included) gains nothing, and new namespaces are refused.
 func TestReviewHoldsRootCapabilities(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
-		r := w.sh(reviewWriteCwd, `grep -E '^Cap(Bnd|Eff|Prm)' /proc/self/status; unshare -n true 2>/dev/null; echo unshare=$?`)
+		r := w.sh(fsSettings(writeCwd), `grep -E '^Cap(Bnd|Eff|Prm)' /proc/self/status; unshare -n true 2>/dev/null; echo unshare=$?`)
 		expect(t, r, 0, "CapBnd:\t0000000000000000", "CapEff:\t0000000000000000", "unshare=1")
 		// Control: the host's bounding set of the same user is not empty.
 		if data, _ := os.ReadFile("/proc/self/status"); !strings.Contains(string(data), "CapBnd:\t000001") {
@@ -275,8 +243,8 @@ func TestReviewEscapeClaudeSettingsLocal(t *testing.T) {
 		w.mkdir("home/proj/.claude")
 		// Control: .claude/commands is refused (all of .claude is
 		// read-only since issue 10, item 9).
-		want(t, w.probe(reviewWriteCwd, "write-file", w.dir+"/.claude/commands", "x"), "create", "EROFS")
-		p := w.probe(reviewWriteCwd, "write-file", w.dir+"/.claude/settings.local.json", `{"hooks":{}}`)
+		want(t, w.probe(fsSettings(writeCwd), "write-file", w.dir+"/.claude/commands", "x"), "create", "EROFS")
+		p := w.probe(fsSettings(writeCwd), "write-file", w.dir+"/.claude/settings.local.json", `{"hooks":{}}`)
 		// A placeholder (EACCES) or a read-only .claude (EROFS).
 		if o := p.steps["create"]; o != "EACCES" && o != "EROFS" {
 			t.Fatalf("ESCAPE: .claude/settings.local.json was written (%s)\n%s", o, p.result)
@@ -294,7 +262,7 @@ func TestReviewEscapeRootSetuid(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
 		os.Chmod(w.path("home"), 0o755)
 		planted := w.dir + "/tool"
-		p := w.probe(reviewWriteCwd, "review-setid", planted)
+		p := w.probe(fsSettings(writeCwd), "review-setid", planted)
 		for _, f := range []string{planted, planted + ".creat"} {
 			fi, err := os.Stat(f)
 			if err != nil {

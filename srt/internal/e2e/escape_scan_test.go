@@ -14,9 +14,6 @@ import (
 // directory), and must not let a planted symlink make every later run
 // read-only.
 
-// scanWriteCwd: allowWrite ["."].
-var scanWriteCwd = fsSettings(writeCwd)
-
 // scanDirsBudget is one more than the directories the scan lists
 // (maxScanDirs in srt/internal/plan/scan.go).
 const scanDirsBudget = "20001"
@@ -35,10 +32,10 @@ func TestEscapeScanExhausted(t *testing.T) {
 		w.gitOnHostOK(sub, "init", "-q")
 		hook := sub + "/.git/hooks/pre-commit"
 		// Control: the nested repository's hooks are protected.
-		want(t, w.probe(scanWriteCwd, "write-file", hook, "#!/bin/sh\n"), "create", "EROFS")
+		want(t, w.probe(fsSettings(writeCwd), "write-file", hook, "#!/bin/sh\n"), "create", "EROFS")
 
-		want(t, w.probe(scanWriteCwd, "fill", w.dir+"/aaa", "50001"), "fill", "ok")
-		p := w.probe(scanWriteCwd, "write-file", hook, "#!/bin/sh\n")
+		want(t, w.probe(fsSettings(writeCwd), "fill", w.dir+"/aaa", "50001"), "fill", "ok")
+		p := w.probe(fsSettings(writeCwd), "write-file", hook, "#!/bin/sh\n")
 		if data, _ := os.ReadFile(hook); len(data) > 0 {
 			t.Fatalf("ESCAPE: after the working directory was filled with files, a nested repository's hook was written\n%s", p.result)
 		}
@@ -47,10 +44,10 @@ func TestEscapeScanExhausted(t *testing.T) {
 			t.Errorf("a directory of 50001 files stopped the scan:\n%s", p.result)
 		}
 		// The filled directory stays writable.
-		want(t, w.probe(scanWriteCwd, "write-file", w.dir+"/aaa/more", "x"), "create", "ok")
+		want(t, w.probe(fsSettings(writeCwd), "write-file", w.dir+"/aaa/more", "x"), "create", "ok")
 
-		want(t, w.probe(scanWriteCwd, "fill-dirs", w.dir+"/aab", scanDirsBudget, "f"), "fill", "ok")
-		p = w.probe(scanWriteCwd, "write-file", hook, "#!/bin/sh\n")
+		want(t, w.probe(fsSettings(writeCwd), "fill-dirs", w.dir+"/aab", scanDirsBudget, "f"), "fill", "ok")
+		p = w.probe(fsSettings(writeCwd), "write-file", hook, "#!/bin/sh\n")
 		if data, _ := os.ReadFile(hook); len(data) > 0 {
 			t.Fatalf("ESCAPE: after the working directory was filled with directories, a nested repository's hook was written\n%s", p.result)
 		}
@@ -60,8 +57,8 @@ func TestEscapeScanExhausted(t *testing.T) {
 		}
 		// What the scan could not look into is read-only; the rest of
 		// the working directory is not.
-		want(t, w.probe(scanWriteCwd, "write-file", w.dir+"/aab/e0/.bashrc", "x"), "create", "EROFS")
-		want(t, w.probe(scanWriteCwd, "write-file", w.dir+"/after", "x"), "create", "ok")
+		want(t, w.probe(fsSettings(writeCwd), "write-file", w.dir+"/aab/e0/.bashrc", "x"), "create", "EROFS")
+		want(t, w.probe(fsSettings(writeCwd), "write-file", w.dir+"/after", "x"), "create", "ok")
 	})
 }
 
