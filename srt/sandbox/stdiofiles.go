@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/srt-sandbox/srt/internal/fsview"
+	"github.com/srt-sandbox/srt/internal/initstage"
 )
 
 // ErrStdioFile is matched (errors.Is) by the refusal of a standard
@@ -48,8 +49,6 @@ func (c *Cmd) checkStdioFiles() error {
 	return nil
 }
 
-var stdioLabels = [...]string{"standard input", "standard output", "standard error"}
-
 func (c *Cmd) checkStdioFile(n int, f *os.File) error {
 	fd := int(f.Fd())
 	var st unix.Stat_t
@@ -71,9 +70,9 @@ func (c *Cmd) checkStdioFile(n int, f *os.File) error {
 		}
 	}
 	p := c.Plan
-	what := stdioLabels[n] + " is the file " + path
+	what := initstage.StdioNames[n] + " is the file " + path
 	if !known {
-		what = stdioLabels[n] + " is a file with no name srt can check"
+		what = initstage.StdioNames[n] + " is a file with no name srt can check"
 	}
 	switch flags & unix.O_ACCMODE {
 	case unix.O_RDONLY:

@@ -33,6 +33,10 @@ const (
 	MsgExited = 'X'
 )
 
+// StdioNames name the descriptors the command inherits, by number, in
+// messages (the init stage's stdio checks, and srt's).
+var StdioNames = [...]string{"standard input", "standard output", "standard error"}
+
 // ExePath is where the init stage's executable is found inside the sandbox.
 var ExePath = "/proc/self/fd/" + strconv.Itoa(ExeFD)
 

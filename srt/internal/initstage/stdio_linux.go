@@ -6,9 +6,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// stdioNames are the descriptors the command inherits, by number.
-var stdioNames = [...]string{"standard input", "standard output", "standard error"}
-
 // checkStdio refuses a descriptor among the ones the command inherits
 // (everything else is closed before it starts) that leads out of the
 // sandbox past its rules. Each was found by a hostile review:
@@ -30,7 +27,7 @@ var stdioNames = [...]string{"standard input", "standard output", "standard erro
 // allUnix (network.allowAllUnixSockets) lets every Unix socket through, as
 // the command could make its own then.
 func checkStdio(allUnix bool) error {
-	for fd, name := range stdioNames {
+	for fd, name := range StdioNames {
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
 			continue // closed

@@ -21,14 +21,8 @@ func (p *Plan) Writable(path string) (rule string, ok bool) {
 	if fsview.IsWithin(path, "/dev") || !p.ProcBind && fsview.IsWithin(path, "/proc") {
 		return "", false
 	}
-	deepest := -1
-	for i, m := range p.Mounts {
-		if fsview.IsWithin(path, m.Path) && (deepest < 0 || len(m.Path) > len(p.Mounts[deepest].Path)) {
-			deepest = i
-		}
-	}
-	if deepest >= 0 {
-		if m := p.Mounts[deepest]; m.View == HostRW {
+	if m, ok := p.deepestMount(path); ok {
+		if m.View == HostRW {
 			return settingsOf(m.Why), true
 		}
 		return "", false
@@ -75,6 +69,13 @@ func settingsOf(why string) string {
 // p (a real path) by name: the deepest mount at or above p decides (an
 // empty tmpfs or /dev/null hides it), and with none, the root shows it.
 func (p *Plan) Readable(path string) bool {
+	m, ok := p.deepestMount(path)
+	return !ok || m.View == HostRW || m.View == HostRO
+}
+
+// deepestMount returns the mount of the plan at or nearest above path,
+// which decides what the sandbox shows there.
+func (p *Plan) deepestMount(path string) (Mount, bool) {
 	deepest := -1
 	for i, m := range p.Mounts {
 		if fsview.IsWithin(path, m.Path) && (deepest < 0 || len(m.Path) > len(p.Mounts[deepest].Path)) {
@@ -82,8 +83,7 @@ func (p *Plan) Readable(path string) bool {
 		}
 	}
 	if deepest < 0 {
-		return true
+		return Mount{}, false
 	}
-	v := p.Mounts[deepest].View
-	return v == HostRW || v == HostRO
+	return p.Mounts[deepest], true
 }
