@@ -75,9 +75,7 @@ func Build(in Input) (*Plan, error) {
 		return nil, err
 	}
 	b.p.rootWhy = b.rootWhy()
-	if err := b.kernelMounts(); err != nil {
-		return nil, err
-	}
+	b.kernelMounts()
 	b.env()
 	var writable []FileID
 	for _, m := range b.p.Mounts {

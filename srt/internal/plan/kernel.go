@@ -1,8 +1,8 @@
 package plan
 
 import (
-	"fmt"
 	"io/fs"
+	"sort"
 	"strings"
 )
 
@@ -58,7 +58,7 @@ var procMasks = map[string]string{
 }
 
 // kernelMounts adds the covers of /sys and of /proc.
-func (b *builder) kernelMounts() error {
+func (b *builder) kernelMounts() {
 	// Under a read-only root, bubblewrap's recursive read-only bind already
 	// makes /sys and every mount below it (cgroupfs, debugfs, tracefs,
 	// securityfs, efivarfs) read-only.
@@ -70,30 +70,28 @@ func (b *builder) kernelMounts() error {
 	if b.in.Config.AllowNestedUserNamespaces && !root {
 		// A nested sandbox mounts a fresh /proc, which the kernel refuses
 		// when /proc has mounts over its entries (mount_too_revealing). A
-		// user other than root cannot write the entries that matter; root
-		// keeps the covers (and srt refuses the setting for root).
+		// user other than root cannot write the entries that matter (and
+		// srt refuses the setting for root).
 		b.note("allowNestedUserNamespaces: /proc's global entries are left uncovered, so a nested sandbox can mount a fresh /proc; as uid %d the command can write there only what any user can (its own namespaces' sysctls, pressure triggers)", b.in.UID)
-		return nil
+		return
 	}
 	b.p.ProcReadOnly = true
-	ents, err := b.in.FS.ReadDir("/proc")
-	if err != nil {
-		return fmt.Errorf("listing /proc to cover its global entries: %w", err)
+	// The read-only remount covers every write; only the masks are mounts
+	// of their own, over the entries of procMasks this kernel has.
+	names := make([]string, 0, len(procMasks))
+	for name := range procMasks {
+		names = append(names, name)
 	}
-	for _, e := range ents {
-		name := e.Name()
-		if isPID(name) || e.Type()&fs.ModeSymlink != 0 {
-			continue // a process's own directory; self, thread-self, net, mounts
-		}
-		fi, err := e.Info()
-		if err != nil {
-			continue // gone since the listing
+	sort.Strings(names)
+	for _, name := range names {
+		fi, err := b.in.FS.Lstat("/proc/" + name)
+		if err != nil || fi.Mode()&fs.ModeSymlink != 0 {
+			continue // not on this kernel
 		}
 		if view, why, ok := b.procCover(name, fi.Mode()); ok {
 			b.p.Kernel = append(b.p.Kernel, Mount{Path: "/proc/" + name, View: view, Why: why})
 		}
 	}
-	return nil
 }
 
 // procCover decides how the sandbox shows the top-level /proc entry name,
@@ -106,10 +104,6 @@ func (b *builder) procCover(name string, mode fs.FileMode) (View, string, bool) 
 		return NullFile, why, true
 	}
 	return 0, "", false
-}
-
-func isPID(name string) bool {
-	return name != "" && strings.Trim(name, "0123456789") == ""
 }
 
 // underKernelFS reports whether p is /proc, /sys or beneath them: no rule
