@@ -1,8 +1,6 @@
 package plan
 
 import (
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -117,25 +115,6 @@ func TestGoldenMandatory(t *testing.T) {
 	}
 }
 
-// golden compares got with testdata/<name>.golden (rewritten under
-// -update).
-func golden(t *testing.T, name, got string) {
-	t.Helper()
-	file := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("plan differs from %s:\n--- got\n%s\n--- want\n%s", file, got, want)
-	}
-}
 
 // TestNoPlaceholderBeneathProtected: a placeholder beneath a read-only
 // placeholder directory is not made (nothing could be created there), also

@@ -172,20 +172,27 @@ func TestGolden(t *testing.T) {
 			}
 			opts, command := p.BwrapArgs("/proc/self/fd/5", 6)
 			got := p.String() + "\nbwrap " + strings.Join(opts, " ") + " -- " + strings.Join(command, " ") + "\n"
-			file := filepath.Join("testdata", c.name+".golden")
-			if *update {
-				if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				return
-			}
-			want, err := os.ReadFile(file)
-			if err != nil {
-				t.Fatalf("%v (run with -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("plan differs from %s:\n--- got\n%s\n--- want\n%s", file, got, want)
-			}
+			golden(t, c.name, got)
 		})
+	}
+}
+
+// golden compares got with testdata/<name>.golden (rewritten under
+// -update).
+func golden(t *testing.T, name, got string) {
+	t.Helper()
+	file := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(file)
+	if err != nil {
+		t.Fatalf("%v (run with -update to create it)", err)
+	}
+	if got != string(want) {
+		t.Errorf("plan differs from %s:\n--- got\n%s\n--- want\n%s", file, got, want)
 	}
 }
