@@ -115,7 +115,6 @@ func TestGoldenMandatory(t *testing.T) {
 	}
 }
 
-
 // TestNoPlaceholderBeneathProtected: a placeholder beneath a read-only
 // placeholder directory is not made (nothing could be created there), also
 // when a sibling whose name sorts between them (".config-x") is one too.
