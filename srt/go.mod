@@ -19,4 +19,6 @@ require (
 	golang.org/x/text v0.14.0 // indirect
 )
 
+require github.com/vishvananda/netns v0.0.5
+
 replace github.com/srt-sandbox/decider => ../decider

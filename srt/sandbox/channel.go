@@ -38,35 +38,21 @@ func (c *Cmd) openChannel(initExe string) error {
 	return nil
 }
 
-// readChannel follows what the init stage reports: the listening sockets
-// of the sandbox, "started", and "exited" with the status.
+// readChannel follows what the init stage reports: "started", and
+// "exited" with the status.
 func (c *Cmd) readChannel() {
 	defer close(c.readerDone)
 	defer c.closeDone()
-	defer close(c.listeners)
 	var buf []byte
 	b := make([]byte, 64)
-	oob := make([]byte, unix.CmsgSpace(255*4))
-	var pending []*os.File
 	for {
-		n, oobn, _, _, err := c.channel.ReadMsgUnix(b, oob)
-		if err != nil && n < 0 {
-			n, oobn = 0, 0 // a failed recvmsg reports -1
-		}
+		n, err := c.channel.Read(b)
 		buf = append(buf, b[:n]...)
-		if oobn > 0 {
-			pending = append(pending, rights(oob[:oobn])...)
-		}
 		for len(buf) > 0 {
 			switch {
 			case buf[0] == initstage.MsgStarted:
 				c.started = true
 				buf = buf[1:]
-				continue
-			case buf[0] == initstage.MsgListeners && len(buf) >= 2:
-				c.listeners <- pending
-				pending = nil
-				buf = buf[2:]
 				continue
 			case buf[0] == initstage.MsgExited && len(buf) >= 2:
 				c.exitCode, c.exited = int(buf[1]), true
@@ -75,31 +61,9 @@ func (c *Cmd) readChannel() {
 			break
 		}
 		if err != nil {
-			for _, f := range pending {
-				f.Close()
-			}
 			return
 		}
 	}
-}
-
-// rights extracts the descriptors an SCM_RIGHTS message carries.
-func rights(oob []byte) []*os.File {
-	msgs, err := unix.ParseSocketControlMessage(oob)
-	if err != nil {
-		return nil
-	}
-	var out []*os.File
-	for _, m := range msgs {
-		fds, err := unix.ParseUnixRights(&m)
-		if err != nil {
-			continue
-		}
-		for _, fd := range fds {
-			out = append(out, os.NewFile(uintptr(fd), "listener"))
-		}
-	}
-	return out
 }
 
 func (c *Cmd) closeDone() {
@@ -147,6 +111,9 @@ func (c *Cmd) Release() error {
 		}
 		if c.channel != nil {
 			c.channel.Close()
+		}
+		if c.ns != nil {
+			c.ns.Close()
 		}
 		if c.claim != nil {
 			err = c.claim.Release()

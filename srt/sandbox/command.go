@@ -18,6 +18,7 @@ import (
 	"github.com/srt-sandbox/srt/internal/bwrap"
 	"github.com/srt-sandbox/srt/internal/fsview"
 	"github.com/srt-sandbox/srt/internal/initstage"
+	"github.com/srt-sandbox/srt/internal/netns"
 	"github.com/srt-sandbox/srt/internal/placeholders"
 	"github.com/srt-sandbox/srt/internal/plan"
 	"github.com/srt-sandbox/srt/settings"
@@ -103,8 +104,8 @@ type Cmd struct {
 	started    bool
 	exitCode   int
 	exited     bool
-	// listeners receives the listening sockets made in the sandbox, once.
-	listeners chan []*os.File
+	// ns is the sandbox's network namespace (its listening sockets).
+	ns *netns.Namespace
 	m         *Manager
 	id        string // the sandbox's id for the proxy
 }
@@ -162,6 +163,16 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		text = command
 	}
 	m.net.remember(keyLabel(key), text)
+	// The network namespace is made while the plan is: its helper's
+	// start and iptables are the slow part.
+	m.net.mu.Lock()
+	own := m.net.lists[o.id]
+	m.net.mu.Unlock()
+	ns, network, err := m.startNetwork(cfg, cfg.Network.AllowedDomains, own)
+	if err != nil {
+		return nil, err
+	}
+	c.ns = ns
 	// The state directory is made before the plan, which keeps it
 	// read-only: a command that may write $TMPDIR must not make it first.
 	stateDir, err := placeholders.StateDir()
@@ -171,7 +182,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	in := plan.Input{
 		Config: cfg, FS: fsview.OS{}, Cwd: filepath.Clean(o.dir), Home: filepath.Clean(home), UID: os.Getuid(), TmpDir: plan.PrivateTmp,
 		Env: o.env, Command: []string{m.shell, "-c", command},
-		Proxy: m.proxyPlan(key), Listen: listenAddrs, Helpers: []string{m.net.helper}, StateDir: stateDir,
+		Proxy: m.proxyPlan(key), Network: network, Helpers: []string{m.net.helper}, StateDir: stateDir,
 		SettingsFiles: m.settingsFiles(home),
 	}
 	p, run, err := m.plan(&in)
@@ -205,6 +216,9 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	m.opts.Logger.Debug().Msgf("layers: %s", layersFor(cfg, m.kernel))
 	for _, w := range layerWarnings(cfg, m.kernel) {
 		fmt.Fprintf(m.opts.Warnings, "srt: warning: %s\n", w)
+	}
+	if t := m.tools(); t.captureOff != "" && m.net.ext.ownProxy() {
+		fmt.Fprintf(m.opts.Warnings, "srt: warning: %s\n", t.captureOff)
 	}
 	if cfg.EnableWeakerNestedSandbox {
 		fmt.Fprintln(m.opts.Warnings, "srt: warning: enableWeakerNestedSandbox is on: the sandbox sees the host's /proc (every host process and its /proc files) and may create user namespaces; use it only where a fresh /proc cannot be mounted")
@@ -240,6 +254,12 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	if err != nil {
 		return nil, err
 	}
+	if err := ns.Wait(); err != nil {
+		for _, g := range grants {
+			g.Close()
+		}
+		return nil, fmt.Errorf("sandbox: the sandbox's network namespace: %w", err)
+	}
 	firstFD := 0
 	m.bwrapMu.Lock()
 	checkedBwrap := m.bwrapChecked // the version checkPrograms read
@@ -255,28 +275,55 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		}
 		grants = nil
 	}
+	// The descriptors after the grants: the sandbox's resolv.conf, then
+	// the namespaces nsenter enters.
+	next := argsFD + 1 + len(grants)
+	var resolv *os.File
+	if p.ResolvConf != "" {
+		p.ResolvFD, next = next, next+1
+		if resolv, err = memFile("srt-resolv.conf", []byte(netns.ResolvConf)); err != nil {
+			for _, g := range grants {
+				g.Close()
+			}
+			return nil, err
+		}
+	}
 	options, inside := p.BwrapArgs(initstage.ExePath, firstFD)
-	args, err := argsFile(options)
+	data, err := argsData(options)
+	var args *os.File
+	if err == nil {
+		args, err = memFile("srt-bwrap-args", data)
+	}
 	if err != nil {
 		for _, g := range grants {
 			g.Close()
+		}
+		if resolv != nil {
+			resolv.Close()
 		}
 		return nil, err
 	}
 	c.childEnds = append(c.childEnds, args)
 	c.childEnds = append(c.childEnds, grants...)
+	if resolv != nil {
+		c.childEnds = append(c.childEnds, resolv)
+	}
+	enter, nsFiles := nsenterArgs(ns, next)
+	// srt's copies of the namespaces stay with ns: not childEnds, which
+	// Attach closes.
+	extra := append(append([]*os.File(nil), c.childEnds...), nsFiles...)
 
-	cmd := exec.CommandContext(ctx, run.bwrap, append([]string{"--args", fmt.Sprint(argsFD), "--"}, inside...)...)
+	cmd := exec.CommandContext(ctx, run.nsenter, append(enter, append([]string{run.bwrap, "--args", fmt.Sprint(argsFD), "--"}, inside...)...)...)
 	cmd.Dir = o.dir
 	cmd.Env = o.env
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
-	cmd.ExtraFiles = c.childEnds
+	cmd.ExtraFiles = extra
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return c.Signal(unix.SIGTERM) }
 	cmd.WaitDelay = 5 * time.Second
 	c.Cmd = cmd
 	c.m, c.id = m, newToken()
-	c.done, c.readerDone, c.listeners = make(chan struct{}), make(chan struct{}), make(chan []*os.File, 1)
+	c.done, c.readerDone = make(chan struct{}), make(chan struct{})
 	return c, nil
 }
 
@@ -345,6 +392,9 @@ func (c *Cmd) Attach() {
 	c.childEnds = nil
 	go c.readChannel()
 	go c.m.serveListeners(c, c.id)
+	if c.Plan.Init.WaitNetwork {
+		go c.relayNetworkReady()
+	}
 }
 
 // Run starts the sandbox and waits for it.
@@ -379,25 +429,29 @@ func (c *Cmd) Status() (code int, ok bool) {
 	}
 }
 
-// argsFile writes bubblewrap's arguments, NUL-separated, to an anonymous
-// memory file: no argv size limit applies.
-func argsFile(args []string) (*os.File, error) {
+// argsData is bubblewrap's arguments, NUL-separated, for an anonymous
+// memory file (memFile): no argv size limit applies.
+func argsData(args []string) ([]byte, error) {
+	var buf bytes.Buffer
 	for _, a := range args {
 		if strings.IndexByte(a, 0) >= 0 {
 			return nil, fmt.Errorf("sandbox: an argument contains a NUL byte: %q", a)
 		}
-	}
-	fd, err := unix.MemfdCreate("srt-bwrap-args", unix.MFD_CLOEXEC)
-	if err != nil {
-		return nil, fmt.Errorf("sandbox: memfd: %w", err)
-	}
-	f := os.NewFile(uintptr(fd), "bwrap-args")
-	var buf bytes.Buffer
-	for _, a := range args {
 		buf.WriteString(a)
 		buf.WriteByte(0)
 	}
-	if _, err := f.Write(buf.Bytes()); err != nil {
+	return buf.Bytes(), nil
+}
+
+// memFile is an anonymous memory file holding data, read from its start
+// (bubblewrap's --args and --ro-bind-data).
+func memFile(name string, data []byte) (*os.File, error) {
+	fd, err := unix.MemfdCreate(name, unix.MFD_CLOEXEC)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: memfd: %w", err)
+	}
+	f := os.NewFile(uintptr(fd), name)
+	if _, err := f.Write(data); err != nil {
 		f.Close()
 		return nil, err
 	}

@@ -79,6 +79,7 @@ type Manager struct {
 	kernel kernelLayers
 
 	net        network
+	netTools   netTools
 	violations ViolationStore
 	closed     atomic.Bool
 

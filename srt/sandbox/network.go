@@ -28,9 +28,6 @@ const (
 	socksProxyPort = 1080
 )
 
-// listenAddrs are where the init stage listens inside the sandbox.
-var listenAddrs = []string{"127.0.0.1:3128", "[::1]:3128", "127.0.0.1:1080", "[::1]:1080"}
-
 // network is the manager's side of the egress processes, started the
 // first time a sandbox's proxy gets a connection.
 type network struct {
@@ -298,15 +295,10 @@ func cutReason(s string) string {
 // first time one has a connection waiting, and takes them back when the
 // command is done. Until then a connection waits in the backlog.
 func (m *Manager) serveListeners(c *Cmd, id string) {
-	files, ok := <-c.listeners
-	if !ok || len(files) == 0 {
+	files := c.ns.Proxy
+	if len(files) == 0 {
 		return
 	}
-	defer func() {
-		for _, f := range files {
-			f.Close()
-		}
-	}()
 	if !waitReadable(files, c.done) {
 		return
 	}

@@ -42,6 +42,14 @@ func (h hostProgram) resolve() (*hostexec.Program, error) {
 // at its path now. The network's programs are left out once they run.
 func (m *Manager) programs() []hostProgram {
 	out := []hostProgram{{"bwrap", m.bwrap.Path, m.bwrapFix}}
+	// The network namespace's programs: they run (iptables already has)
+	// outside every sandbox.
+	if t := m.tools(); t.err == nil {
+		out = append(out, hostProgram{"nsenter", t.nsenter, fixNsenter})
+		if t.captureOff == "" {
+			out = append(out, hostProgram{"iptables-restore", t.iptables, fixIptables}, hostProgram{"ip6tables-restore", t.ip6tables, fixIptables})
+		}
+	}
 	if m.initExe != "/proc/self/exe" {
 		out = append(out, hostProgram{"srt-init", m.initExe, m.initFix})
 	}
@@ -59,7 +67,7 @@ func (m *Manager) programs() []hostProgram {
 }
 
 // checked are the resolved paths a command runs.
-type checked struct{ bwrap, init string }
+type checked struct{ bwrap, init, nsenter string }
 
 // checkPrograms resolves the programs a command makes srt run and refuses
 // any that another user, or a command in this sandbox, could have put
@@ -69,7 +77,7 @@ type checked struct{ bwrap, init string }
 // (docs/security.md), and only ownership and modes are checked. Then it
 // checks bubblewrap's version, once per binary.
 func (m *Manager) checkPrograms(p *plan.Plan, everything bool) (checked, error) {
-	run := checked{init: m.initExe}
+	run := checked{init: m.initExe, nsenter: m.tools().nsenter}
 	for _, h := range m.programs() {
 		prog, err := h.resolve()
 		if err == nil && !everything {

@@ -12,6 +12,8 @@ import (
 	"unsafe"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/srt-sandbox/srt/internal/netns"
 )
 
 // Main runs the init stage and exits if the process was started as one;
@@ -26,6 +28,8 @@ func Main() {
 		os.Exit(run(os.Args[1:]))
 	case strings.HasPrefix(os.Args[1], "--srt-connect"):
 		os.Exit(connectMain(os.Args[1:]))
+	case strings.HasPrefix(os.Args[1], "--srt-netns"):
+		os.Exit(netns.HelperMain(os.Args[1:]))
 	}
 }
 
@@ -74,14 +78,6 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "srt: init stage: %v\n", err)
 		return 125
 	}
-	// The listeners are made before the filters: nothing here needs what
-	// the filters forbid, but the order keeps it obvious.
-	if len(spec.Listen) > 0 {
-		if err := listen(ChannelFD, spec.Listen); err != nil {
-			fmt.Fprintf(os.Stderr, "srt: init stage: %v\n", err)
-			return 125
-		}
-	}
 	if spec.DevNullFD > 0 {
 		fd, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0)
 		if err != nil {
@@ -99,6 +95,13 @@ func run(args []string) int {
 	// the start-up path then. (Not signal.Ignore meanwhile: an ignored
 	// signal stays ignored in the command.) Until it is in place only the
 	// command could signal PID 1, and it would end its own sandbox.
+	var early []byte // signals srt relayed before the network was ready
+	if spec.WaitNetwork {
+		if early, err = waitNetwork(); err != nil {
+			// srt is gone: nothing may start.
+			return 128 + int(unix.SIGKILL)
+		}
+	}
 	pid, err := start(command)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "srt: cannot run %s: %v\n", command[0], err)
@@ -110,6 +113,9 @@ func run(args []string) int {
 	channel := os.NewFile(ChannelFD, "channel")
 	channel.Write([]byte{MsgStarted})
 
+	for _, b := range early {
+		unix.Kill(-pid, syscall.Signal(b))
+	}
 	go func() {
 		sigs := make(chan os.Signal, 16)
 		signal.Notify(sigs, forwarded...)
@@ -168,6 +174,33 @@ func watchControl(pid int) {
 		if err != nil {
 			unix.Kill(-1, unix.SIGKILL)
 			os.Exit(128 + int(unix.SIGKILL))
+		}
+	}
+}
+
+// waitNetwork reads the channel until srt says the network is ready, and
+// returns the signals it relayed meanwhile, for the command.
+func waitNetwork() ([]byte, error) {
+	var early []byte
+	buf := make([]byte, 64)
+	for {
+		n, err := unix.Read(ChannelFD, buf)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		if n == 0 {
+			return nil, errors.New("srt closed the channel")
+		}
+		for i, b := range buf[:n] {
+			if b == CtlNetworkReady {
+				// What follows is for the command, read by watchControl;
+				// a socket has no unread, so keep it here.
+				return append(early, buf[i+1:n]...), nil
+			}
+			early = append(early, b)
 		}
 	}
 }

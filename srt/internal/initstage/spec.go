@@ -8,7 +8,7 @@ import (
 
 // Flag is argv[1] of the init stage, with the version of this argv format:
 // srt and the init stage it starts must agree on it.
-const Flag = "--srt-init-stage=v1"
+const Flag = "--srt-init-stage=v2"
 
 // Descriptor numbers inside the sandbox. srt passes them as extra files in
 // this order.
@@ -23,15 +23,16 @@ const (
 
 // Messages from the init stage to srt on the channel.
 const (
-	// MsgListeners carries, as SCM_RIGHTS, the listening sockets made in
-	// the sandbox's network namespace; the next byte is their count.
-	MsgListeners = 'L'
 	// MsgStarted: the command has started.
 	MsgStarted = 'R'
 	// MsgExited is followed by one byte, the command's exit status; when
 	// it is sent, nothing of the sandbox runs any more.
 	MsgExited = 'X'
 )
+
+// CtlNetworkReady, from srt on the channel (where every other byte is a
+// signal to forward), lets the command start (Spec.WaitNetwork).
+const CtlNetworkReady = 0
 
 // StdioNames name the descriptors the command inherits, by number, in
 // messages (the init stage's stdio checks, and srt's).
@@ -63,10 +64,10 @@ type Spec struct {
 	// RequireLandlock makes a kernel without Landlock fatal
 	// (requireLandlock) rather than a debug line.
 	RequireLandlock bool
-	// Listen are the TCP addresses ("127.0.0.1:3128") to listen on inside
-	// the sandbox's network namespace; the listening sockets go to srt.
-	// An IPv6 address the namespace lacks is skipped.
-	Listen []string
+	// WaitNetwork makes the init stage start the command only once srt
+	// sends CtlNetworkReady: the network namespace's capture rules are in
+	// place (or failed, which srt reports).
+	WaitNetwork bool
 	// DevNullFD, when positive, is a descriptor number the command gets
 	// /dev/null on (the slot of srt's --control-fd).
 	DevNullFD int
@@ -106,8 +107,8 @@ func Args(s Spec, command []string) []string {
 	if s.RequireLandlock {
 		a = append(a, "-require-landlock")
 	}
-	for _, l := range s.Listen {
-		a = append(a, "-listen", l)
+	if s.WaitNetwork {
+		a = append(a, "-wait-network")
 	}
 	if s.DevNullFD > 0 {
 		a = append(a, "-devnull-fd", strconv.Itoa(s.DevNullFD))
@@ -142,6 +143,8 @@ func parseArgs(args []string) (Spec, []string, error) {
 			s.LandlockScopeOnly = true
 		case "-require-landlock":
 			s.RequireLandlock = true
+		case "-wait-network":
+			s.WaitNetwork = true
 		case "-check-mounts":
 			s.CheckMounts = true
 		case "-host-dev", "-writable":
@@ -152,7 +155,7 @@ func parseArgs(args []string) (Spec, []string, error) {
 				return s, nil, err
 			}
 			i++
-		case "-write", "-listen", "-devnull-fd":
+		case "-write", "-devnull-fd":
 			if i+1 == len(args) {
 				return s, nil, errors.New(args[i] + " needs a value")
 			}
@@ -161,8 +164,6 @@ func parseArgs(args []string) (Spec, []string, error) {
 			switch opt {
 			case "-write":
 				s.WritePaths = append(s.WritePaths, val)
-			case "-listen":
-				s.Listen = append(s.Listen, val)
 			default:
 				n, err := strconv.Atoi(val)
 				if err != nil || n < 3 {

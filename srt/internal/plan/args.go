@@ -22,9 +22,11 @@ func (p *Plan) BwrapArgs(initExe string, firstFD int) (options, command []string
 		"--unshare-user",    // the command's capabilities mean nothing outside
 		"--unshare-pid",     // it sees only its own processes
 		"--unshare-ipc",     // no System V IPC with the host
-		"--unshare-net",     // no network: only a private loopback
 		"--as-pid-1",        // the init stage is PID 1; no unfiltered process inside
 		"--cap-drop", "ALL",
+	}
+	if !p.SharedNet {
+		a = append(a, "--unshare-net") // no network: only a private loopback
 	}
 	if p.Root == HostRW {
 		a = append(a, "--bind", "/", "/")
@@ -79,6 +81,9 @@ func (p *Plan) BwrapArgs(initExe string, firstFD int) (options, command []string
 	}
 	if p.TrustBundle != "" {
 		a = append(a, "--ro-bind", p.TrustBundle, TrustBundlePath)
+	}
+	if p.ResolvConf != "" {
+		a = append(a, "--ro-bind-data", strconv.Itoa(p.ResolvFD), p.ResolvConf)
 	}
 	for _, e := range p.Env {
 		if e.Unset {

@@ -95,7 +95,7 @@ func Build(in Input) (*Plan, error) {
 		// would have nothing to refuse.
 		Landlock:   !fsCfg.Disabled,
 		WritePaths: b.writePaths(),
-		Listen:     in.Listen,
+		WaitNetwork: in.Network != nil && in.Network.Capture,
 		// A landlocked process may not change mounts, which a nested
 		// sandbox must: allowNestedUserNamespaces keeps only Landlock's
 		// scope. The mounts a nested namespace inherits from this one stay
@@ -107,6 +107,12 @@ func Build(in Input) (*Plan, error) {
 		b.p.Init.WritePaths = nil
 	}
 	b.p.TrustBundle = in.TrustBundle
+	if in.Network != nil {
+		b.p.SharedNet = true
+		if in.Network.DNS {
+			b.resolvConf()
+		}
+	}
 	// A helper is bound in only where the rules hide it: every mount costs
 	// start-up time.
 	for _, h := range in.Helpers {

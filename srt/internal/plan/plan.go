@@ -23,11 +23,12 @@ type Input struct {
 	// Command is the shell, its flags and the command string.
 	Command []string
 	// Proxy, when set, is the network the sandbox reaches through srt's
-	// proxies: their variables are set, and Listen are made inside.
+	// proxies: their variables are set.
 	Proxy *Proxy
-	// Listen are the loopback addresses the init stage listens on inside
-	// the sandbox for the proxies.
-	Listen []string
+	// Network, when set, is the network namespace srt prepared for the
+	// sandbox (srt/internal/netns): bubblewrap joins it instead of making
+	// one. Without it bubblewrap makes an empty one (--unshare-net).
+	Network *Network
 	// Helpers are executables bound read-only at their own path inside
 	// the sandbox, whatever the rules hide (the ssh ProxyCommand).
 	Helpers []string
@@ -74,6 +75,17 @@ func (l Limits) orDefaults() Limits {
 		l.Entries = glob.DefaultMaxEntries
 	}
 	return l
+}
+
+// Network is the namespace srt prepared.
+type Network struct {
+	// DNS: the sandbox's resolver is srt-proxy's (netns.DNS). The
+	// sandbox's /etc/resolv.conf (the file it leads to when it is a
+	// symlink) shows netns.ResolvConf instead of the host's.
+	DNS bool
+	// Capture: the command waits for the capture rules (the init stage
+	// starts it once srt says they are in place, or failed).
+	Capture bool
 }
 
 // TrustBundlePath is where the trust bundle is inside every sandbox: a
@@ -202,6 +214,15 @@ type Plan struct {
 	// TrustBundle is the host file bound read-only at TrustBundlePath
 	// after every other mount; "" when there is none.
 	TrustBundle string
+	// SharedNet: bubblewrap joins the network namespace srt made
+	// (Input.Network) instead of making one.
+	SharedNet bool
+	// ResolvConf is where the sandbox's resolv.conf is bound (after every
+	// other mount), from descriptor ResolvFD, which the caller sets: the
+	// host's /etc/resolv.conf, or the file its symlinks lead to. "" when
+	// the sandbox keeps the host's.
+	ResolvConf string
+	ResolvFD   int
 	// Init is what the init stage applies before it starts Command.
 	Init    initstage.Spec
 	Command []string

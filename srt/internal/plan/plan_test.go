@@ -21,6 +21,8 @@ var update = flag.Bool("update", false, "rewrite testdata/*.golden")
 func host() *fsview.Mem {
 	return fsview.NewMem(map[string]string{
 		"/etc/passwd":                                 "file",
+		"/etc/resolv.conf":                            "-> ../run/systemd/resolve/stub-resolv.conf",
+		"/run/systemd/resolve/stub-resolv.conf":       "file",
 		"/etc/ssh/ssh_config.d/20-systemd.conf":       "file",
 		"/usr/bin/bash":                               "file",
 		"/usr/local/bin/srt-init":                     "file",
@@ -160,7 +162,7 @@ func TestGolden(t *testing.T) {
 				Env: []string{"GIT_CONFIG_COUNT=2"}, Command: []string{"/usr/bin/bash", "-c", "true"},
 				Proxy: &Proxy{HTTPPort: 3128, SOCKSPort: 1080, User: "srt.Y21kK3g/eT0=", Token: "0123456789abcdef0123456789abcdef",
 					Connect: []string{"/usr/local/bin/srt-init", "--srt-connect=v1"}},
-				Listen:  []string{"127.0.0.1:3128", "[::1]:3128", "127.0.0.1:1080", "[::1]:1080"},
+				Network: &Network{DNS: true, Capture: true},
 				Helpers: []string{"/usr/local/bin/srt-init"},
 			}
 			if c.in != nil {

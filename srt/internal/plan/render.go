@@ -39,8 +39,11 @@ func (p *Plan) String() string {
 	if p.TrustBundle != "" {
 		fmt.Fprintf(&sb, "trust-bundle %s -> %s\n", p.TrustBundle, TrustBundlePath)
 	}
-	for _, l := range p.Init.Listen {
-		fmt.Fprintf(&sb, "listen %s\n", l)
+	if p.SharedNet {
+		fmt.Fprintf(&sb, "network srt's namespace (wait for capture: %v)\n", p.Init.WaitNetwork)
+	}
+	if p.ResolvConf != "" {
+		fmt.Fprintf(&sb, "resolv.conf %s\n", p.ResolvConf)
 	}
 	for _, w := range p.WriteRoots {
 		fmt.Fprintf(&sb, "write-root %s\n", w)

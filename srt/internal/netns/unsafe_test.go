@@ -1,0 +1,5 @@
+package netns
+
+import "unsafe"
+
+func unsafePtr[T any](p *T) unsafe.Pointer { return unsafe.Pointer(p) }

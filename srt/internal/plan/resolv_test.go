@@ -1,0 +1,51 @@
+package plan
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/srt-sandbox/srt/internal/fsview"
+	"github.com/srt-sandbox/srt/settings"
+)
+
+func TestResolvConf(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		fs   map[string]string
+		want string // where it is bound; "" with a warning
+	}{
+		{"file", map[string]string{"/etc/resolv.conf": "file"}, "/etc/resolv.conf"},
+		{"absolute link", map[string]string{"/etc/resolv.conf": "-> /run/resolvconf/resolv.conf", "/run/resolvconf/resolv.conf": "file"}, "/run/resolvconf/resolv.conf"},
+		{"relative link through a linked dir", map[string]string{"/etc/resolv.conf": "-> ../var/run/stub.conf", "/var/run": "-> ../run", "/run/stub.conf": "file"}, "/run/stub.conf"},
+		{"dangling link", map[string]string{"/etc/resolv.conf": "-> /run/systemd/resolve/stub-resolv.conf"}, ""},
+		{"missing", map[string]string{"/etc/passwd": "file"}, ""},
+		{"loop", map[string]string{"/etc/resolv.conf": "-> /etc/a", "/etc/a": "-> /etc/resolv.conf"}, ""},
+		{"directory", map[string]string{"/etc/resolv.conf": "dir"}, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := settings.Parse([]byte(`{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			p, err := Build(Input{Config: cfg, FS: fsview.NewMem(c.fs), Cwd: "/", Home: "/root", Command: []string{"true"}, Network: &Network{DNS: true, Capture: true}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if p.ResolvConf != c.want {
+				t.Errorf("bound at %q, want %q", p.ResolvConf, c.want)
+			}
+			warned := slices.ContainsFunc(p.Warnings, func(w string) bool { return strings.Contains(w, "resolve names themselves") })
+			if warned != (c.want == "") {
+				t.Errorf("warning %v, want %v: %q", warned, c.want == "", p.Warnings)
+			}
+			opts, _ := p.BwrapArgs("/init", 0)
+			if slices.Contains(opts, "--unshare-net") {
+				t.Error("bubblewrap makes its own network namespace, not joining srt's")
+			}
+			if i := slices.Index(opts, "--ro-bind-data"); (i >= 0) != (c.want != "") || i >= 0 && opts[i+2] != c.want {
+				t.Errorf("options: %q", opts)
+			}
+		})
+	}
+}

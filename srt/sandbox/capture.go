@@ -1,0 +1,183 @@
+package sandbox
+
+import (
+	"fmt"
+	"net/netip"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"sync"
+
+	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/srt/internal/hostexec"
+	"github.com/srt-sandbox/srt/internal/initstage"
+	"github.com/srt-sandbox/srt/internal/netns"
+	"github.com/srt-sandbox/srt/internal/plan"
+	"github.com/srt-sandbox/srt/settings"
+)
+
+// proxyListen are the proxies' addresses inside every sandbox.
+var proxyListen = []netip.AddrPort{
+	netip.MustParseAddrPort("127.0.0.1:3128"), netip.MustParseAddrPort("[::1]:3128"),
+	netip.MustParseAddrPort("127.0.0.1:1080"), netip.MustParseAddrPort("[::1]:1080"),
+}
+
+// netTools are the host programs of the sandbox's network namespace,
+// resolved and checked once (hostexec): nsenter, which runs bubblewrap in
+// the namespace, and iptables and ip6tables, which install the capture
+// rules. A missing iptables leaves capture off, with a warning on every
+// run (captureOff says why).
+type netTools struct {
+	once                         sync.Once
+	nsenter, iptables, ip6tables string
+	err                          error
+	captureOff                   string
+}
+
+// The fixes a refused network program suggests.
+const (
+	fixNsenter  = "install util-linux's nsenter where only root can change it (/usr/bin/nsenter)"
+	fixIptables = "install the iptables package (scripts/install does) where only root can change it"
+)
+
+// tools resolves the network programs on first use.
+func (m *Manager) tools() *netTools {
+	t := &m.netTools
+	t.once.Do(func() {
+		uid := os.Getuid()
+		// The path as found, once checked: iptables is a multi-call
+		// program that needs its name in argv[0], and every link on the
+		// way was checked as the file was.
+		find := func(name, fix string) (string, error) {
+			p, err := lookSbin(name)
+			if err != nil {
+				return "", err
+			}
+			if _, err := hostexec.Resolve(name, p, fix, uid); err != nil {
+				return "", err
+			}
+			return p, nil
+		}
+		if t.nsenter, t.err = find("nsenter", fixNsenter); t.err != nil {
+			if _, missing := t.err.(*exec.Error); missing {
+				t.err = fmt.Errorf("the sandbox's network needs nsenter (util-linux), which is not installed: %w", ErrMissingDependency)
+			}
+			return
+		}
+		var err error
+		if t.iptables, err = find("iptables-restore", fixIptables); err == nil {
+			t.ip6tables, err = find("ip6tables-restore", fixIptables)
+		}
+		if err != nil {
+			if _, missing := err.(*exec.Error); missing {
+				t.captureOff = "iptables is not installed, so programs that ignore the proxy settings get no network in the sandbox (install the iptables package; scripts/install does)"
+			} else {
+				t.captureOff = fmt.Sprintf("programs that ignore the proxy settings get no network in the sandbox: %v", err)
+			}
+		}
+	})
+	return t
+}
+
+// lookSbin finds a program on PATH or, as root's PATH has them, in the
+// sbin directories a user's PATH often lacks.
+func lookSbin(name string) (string, error) {
+	if p, err := exec.LookPath(name); err == nil {
+		return filepath.Abs(p)
+	}
+	for _, d := range []string{"/usr/sbin", "/sbin", "/usr/bin", "/bin"} {
+		p := filepath.Join(d, name)
+		if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
+			return p, nil
+		}
+	}
+	return "", &exec.Error{Name: name, Err: exec.ErrNotFound}
+}
+
+// startNetwork starts making the command's network namespace (netns):
+// the proxies' listeners, and, where iptables can, the capture of every
+// other TCP connection and the DNS resolver. lists are the allow lists in
+// force for the command (the settings' and its own), whose loopback
+// entries lead to the host.
+func (m *Manager) startNetwork(cfg *settings.Config, lists ...[]string) (*netns.Namespace, *plan.Network, error) {
+	t := m.tools()
+	if t.err != nil {
+		return nil, nil, t.err
+	}
+	spec := netns.Spec{Proxy: proxyListen}
+	// Without a decider of srt's own (every port relayed to an external
+	// proxy) there is nothing to decide a captured connection with.
+	if t.captureOff == "" && m.net.ext.ownProxy() {
+		spec.Capture, spec.IPTables, spec.IP6Tables = true, t.iptables, t.ip6tables
+		spec.Loopback, _ = loopbackEntries(lists...)
+	}
+	n, err := netns.Start(m.initExe, spec)
+	if err != nil {
+		return nil, nil, fmt.Errorf("sandbox: %w", err)
+	}
+	return n, &plan.Network{DNS: spec.Capture, Capture: spec.Capture}, nil
+}
+
+// loopbackEntries are the destinations inside the sandbox that the
+// allowedDomains entries naming a loopback host and a port lead to the
+// host's loopback: "127.0.0.1:8765" and "[::1]:8765" themselves,
+// "localhost:8765" both. names maps each one a name entry made to that
+// name, for the decision.
+func loopbackEntries(lists ...[]string) (addrs []netip.AddrPort, names map[string]string) {
+	seen := map[netip.AddrPort]bool{}
+	add := func(ap netip.AddrPort, name string) {
+		if seen[ap] {
+			return
+		}
+		seen[ap] = true
+		addrs = append(addrs, ap)
+		if name != "" {
+			if names == nil {
+				names = map[string]string{}
+			}
+			names[ap.String()] = name
+		}
+	}
+	for _, list := range lists {
+		for _, e := range list {
+			p, err := policy.ParseAllowPattern(e)
+			if err != nil || p.Port() == 0 {
+				continue
+			}
+			port := uint16(p.Port())
+			switch {
+			case p.IsIP() && p.IP().Unmap().IsLoopback():
+				add(netip.AddrPortFrom(p.IP().Unmap(), port), "")
+			case !p.IsWildcard() && p.Host() == "localhost":
+				add(netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), port), "localhost")
+				add(netip.AddrPortFrom(netip.IPv6Loopback(), port), "localhost")
+			}
+		}
+	}
+	return addrs, names
+}
+
+// nsenterArgs are the arguments that run bubblewrap in the namespace n,
+// whose descriptors the child gets at fd (and fd+1 for the user namespace).
+func nsenterArgs(n *netns.Namespace, fd int) (args []string, files []*os.File) {
+	args = []string{"--no-fork", "--net=/proc/self/fd/" + strconv.Itoa(fd)}
+	files = []*os.File{n.Net}
+	if n.User != nil {
+		// bubblewrap then runs as the caller, without capabilities, in the
+		// namespace's user namespace, and makes its own inside.
+		args = append(args, "--user=/proc/self/fd/"+strconv.Itoa(fd+1), "--preserve-credentials")
+		files = append(files, n.User)
+	}
+	return append(args, "--"), files
+}
+
+// relayNetworkReady tells the init stage to start the command once the
+// capture rules are in place, or, when they failed, once srt has said so.
+func (c *Cmd) relayNetworkReady() {
+	why := <-c.ns.Rules()
+	if why != "" {
+		fmt.Fprintf(c.m.opts.Warnings, "srt: warning: programs that ignore the proxy settings get no network in the sandbox: the capture rules could not be installed: %s\n", why)
+	}
+	c.channel.Write([]byte{initstage.CtlNetworkReady})
+}
