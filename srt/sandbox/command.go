@@ -106,8 +106,8 @@ type Cmd struct {
 	exited     bool
 	// ns is the sandbox's network namespace (its listening sockets).
 	ns *netns.Namespace
-	m         *Manager
-	id        string // the sandbox's id for the proxy
+	m  *Manager
+	id string // the sandbox's id for the proxy
 }
 
 // Command wraps a shell command string. The command runs with the

@@ -93,8 +93,8 @@ func Build(in Input) (*Plan, error) {
 		BlockNamespaces:  !cfg.AllowNestedUserNamespaces,
 		// With the filesystem rules off everything is writable: Landlock
 		// would have nothing to refuse.
-		Landlock:   !fsCfg.Disabled,
-		WritePaths: b.writePaths(),
+		Landlock:    !fsCfg.Disabled,
+		WritePaths:  b.writePaths(),
 		WaitNetwork: in.Network != nil && in.Network.Capture,
 		// A landlocked process may not change mounts, which a nested
 		// sandbox must: allowNestedUserNamespaces keeps only Landlock's
