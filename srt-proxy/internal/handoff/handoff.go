@@ -14,6 +14,21 @@
 // every sandbox port is relayed), srt-proxy only relays, and is ready at
 // once.
 //
+// A "listen" with a role hands over the sockets of the sandbox's network
+// namespace (docs/architecture.md, "Capture and DNS"): role "capture"
+// sockets listen where the namespace's NAT rules send every TCP
+// connection the sandbox makes to an address outside it (and to the
+// loopback ports of allowedDomains entries), and srt-proxy decides each
+// like a CONNECT to its original destination; role "dns" sockets (one UDP,
+// one TCP) are the sandbox's name server, which answers A and AAAA with
+// addresses of a fake range that srt-proxy maps back to the name. "user"
+// is the attribution user of the sandbox ("srt.<label>", what its proxy
+// credentials carry); "loopback" maps an original loopback destination
+// ("127.0.0.1:8765", "[::1]:8765") to the host an allowedDomains entry
+// named it by ("localhost"); a destination it does not list is asked about
+// as its IP literal. srt sends one "listen" per role (Egress.AddCapture);
+// "close" closes them with the sandbox's other sockets.
+//
 //	srt                                           srt-proxy
 //	  │                                              │ TLS set-up, decider hello
 //	  │ ◀── {"t":"ready"} ─────────────────────────── │
@@ -21,6 +36,10 @@
 //	  │ ── {"t":"listen","id":"…"} + SCM_RIGHTS ─────▶ │ serves them
 //	  │ ── {"t":"listen","id":"…","relay":{"port":8080,"setting":"httpProxyPort"}}
 //	  │                           + SCM_RIGHTS ─────▶ │ relays them to localhost:8080
+//	  │ ── {"t":"listen","id":"…","role":"capture","user":"srt.…",
+//	  │       "loopback":{"127.0.0.1:8765":"localhost"}} + SCM_RIGHTS ─▶ │ decides every connection
+//	  │ ── {"t":"listen","id":"…","role":"dns"}
+//	  │                           + SCM_RIGHTS ─────▶ │ answers DNS (UDP and TCP)
 //	  │ ── {"t":"close","id":"…"} ──────────────────▶ │ closes them
 //	  │ ── {"t":"sync","q":N} ──────────────────────▶ │ ── sync {id N} ──▶ decider ── sync {q N} ──▶ srt
 //	  │ ── end of stream ───────────────────────────▶ │ stops
@@ -51,7 +70,25 @@ type Message struct {
 	// Relay, on a "listen", says where its sockets' connections go
 	// instead of srt-proxy's own proxy.
 	Relay *Relay `json:"relay,omitempty"`
+	// Role, on a "listen", says what its sockets are: RoleProxy (the
+	// sandbox's HTTP and SOCKS proxy port), RoleCapture or RoleDNS.
+	Role string `json:"role,omitempty"`
+	// User, on a "listen" of RoleCapture, is the attribution user of the
+	// sandbox's connections ("srt.<label>"); "" asks as no user.
+	User string `json:"user,omitempty"`
+	// Loopback, on a "listen" of RoleCapture, maps an original loopback
+	// destination ("127.0.0.1:8765", "[::1]:8765") to the host name to ask
+	// about ("localhost"); a destination it does not list is asked about
+	// as its IP literal.
+	Loopback map[string]string `json:"loopback,omitempty"`
 }
+
+// The roles of a "listen".
+const (
+	RoleProxy   = ""        // HTTP and SOCKS5 proxy listeners
+	RoleCapture = "capture" // TCP listeners the sandbox's NAT rules redirect to
+	RoleDNS     = "dns"     // the sandbox's name server: a UDP socket and a TCP listener
+)
 
 // Relay is an external proxy that a sandbox's proxy port stands for.
 type Relay struct {
