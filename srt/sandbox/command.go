@@ -106,6 +106,10 @@ type Cmd struct {
 	exited     bool
 	// ns is the sandbox's network namespace (its listening sockets).
 	ns *netns.Namespace
+	// user is the sandbox's attribution user for captured connections,
+	// loopback the names of its loopback destinations (loopbackEntries).
+	user     string
+	loopback map[string]string
 	m  *Manager
 	id string // the sandbox's id for the proxy
 }
@@ -172,7 +176,8 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	if err != nil {
 		return nil, err
 	}
-	c.ns = ns
+	c.ns, c.user = ns, userFor(key)
+	_, c.loopback = loopbackEntries(cfg.Network.AllowedDomains, own)
 	// The state directory is made before the plan, which keeps it
 	// read-only: a command that may write $TMPDIR must not make it first.
 	stateDir, err := placeholders.StateDir()

@@ -295,7 +295,8 @@ func cutReason(s string) string {
 // first time one has a connection waiting, and takes them back when the
 // command is done. Until then a connection waits in the backlog.
 func (m *Manager) serveListeners(c *Cmd, id string) {
-	files := c.ns.Proxy
+	ns := c.ns
+	files := append(append(append([]*os.File(nil), ns.Proxy...), ns.Capture...), ns.DNS...)
 	if len(files) == 0 {
 		return
 	}
@@ -307,8 +308,12 @@ func (m *Manager) serveListeners(c *Cmd, id string) {
 		fmt.Fprintf(m.opts.Warnings, "srt: the network proxy could not start, so the sandbox has no network: %v\n", err)
 		return
 	}
-	if err := m.net.ext.handOver(eg, id, files); err != nil {
+	if err := m.net.ext.handOver(eg, id, ns.Proxy); err != nil {
 		fmt.Fprintf(m.opts.Warnings, "srt: the network proxy could not take the sandbox's listeners: %v\n", err)
+		return
+	}
+	if err := eg.AddCapture(id, c.user, c.loopback, ns.Capture, ns.DNS); err != nil {
+		fmt.Fprintf(m.opts.Warnings, "srt: the network proxy could not take the sandbox's capture and DNS sockets: %v\n", err)
 		return
 	}
 	<-c.done
