@@ -110,8 +110,8 @@ type Cmd struct {
 	// loopback the names of its loopback destinations (loopbackEntries).
 	user     string
 	loopback map[string]string
-	m  *Manager
-	id string // the sandbox's id for the proxy
+	m        *Manager
+	id       string // the sandbox's id for the proxy
 }
 
 // Command wraps a shell command string. The command runs with the
