@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"errors"
 	"fmt"
 	"net/netip"
 	"os"
@@ -9,7 +10,10 @@ import (
 	"strconv"
 	"sync"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/srt/internal/bwrap"
 	"github.com/srt-sandbox/srt/internal/hostexec"
 	"github.com/srt-sandbox/srt/internal/initstage"
 	"github.com/srt-sandbox/srt/internal/netns"
@@ -114,6 +118,12 @@ func (m *Manager) startNetwork(cfg *settings.Config, lists ...[]string) (*netns.
 	}
 	n, err := netns.Start(m.initExe, spec)
 	if err != nil {
+		if errors.Is(err, unix.EPERM) || errors.Is(err, unix.ENOSPC) || errors.Is(err, unix.EUSERS) {
+			if env := bwrap.CheckEnvironment(); env != nil {
+				return nil, nil, env
+			}
+			return nil, nil, fmt.Errorf("the sandbox could not be built: this machine or process does not allow creating the sandbox's user and network namespaces (%v; a container without them, a seccomp profile that blocks them, or srt already inside a sandbox): %w", err, ErrCannotSandbox)
+		}
 		return nil, nil, fmt.Errorf("sandbox: %w", err)
 	}
 	return n, &plan.Network{DNS: spec.Capture, Capture: spec.Capture}, nil
