@@ -9,6 +9,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -106,14 +107,25 @@ func (n *Namespace) Wait() error {
 	return nil
 }
 
+// RulesTimeout bounds how long the command waits for the capture rules.
+var RulesTimeout = 20 * time.Second
+
 // Rules delivers, once, why the capture rules could not be installed ("":
 // they are in place). The helper has exited when it does.
 func (n *Namespace) Rules() <-chan string { return n.rules }
 
 func (n *Namespace) readRules() {
+	// iptables-restore that hangs (a lock, a kernel that never answers)
+	// must not hold the command forever: the helper is ended, and the
+	// rules reported failed.
+	timer := time.AfterFunc(RulesTimeout, func() { n.cmd.Process.Kill() })
 	buf := make([]byte, 4096)
 	m, _, _, _, err := unix.Recvmsg(int(n.channel.Fd()), buf, nil, 0)
 	<-n.exited
+	if !timer.Stop() {
+		n.rules <- fmt.Sprintf("installing them took more than %v", RulesTimeout)
+		return
+	}
 	switch {
 	case err == nil && m > 0 && buf[0] == msgRules:
 		n.rules <- string(buf[1:m])
