@@ -159,3 +159,67 @@ d=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); d.sendto(b"query", ("198.18.
 		t.Errorf("DNS socket: %q %v", buf[:m], err)
 	}
 }
+
+// When the rules cannot be installed the helper says why and takes the
+// default routes away: a connection out then fails at once instead of
+// waiting for a timeout, and nothing is captured.
+func TestRulesFailed(t *testing.T) {
+	_, _, nsenter := tools(t)
+	exe, _ := os.Executable()
+	n, err := Start(exe, Spec{Proxy: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:3128")}, Capture: true, IPTables: "/bin/false", IP6Tables: "/bin/false"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer n.Close()
+	if err := n.Wait(); err != nil {
+		t.Fatal(err)
+	}
+	why := <-n.Rules()
+	if !strings.Contains(why, "false: exit status 1") {
+		t.Fatalf("rules: %q", why)
+	}
+	out := inside(t, n, nsenter, `
+import socket
+try:
+    socket.create_connection(("198.18.200.1", 80), 5); print("connected")
+except OSError as e: print(e.errno)`)
+	if out != fmt.Sprint(int(unix.ENETUNREACH)) {
+		t.Errorf("connection out without rules: %s", out)
+	}
+}
+
+// A helper that is not srt's (another argv version) refuses to run.
+func TestHelperVersion(t *testing.T) {
+	if _, err := parseArgs([]string{"--srt-netns=v0"}); err == nil || !strings.Contains(err.Error(), "same build") {
+		t.Fatalf("err %v", err)
+	}
+	s := Spec{Proxy: []netip.AddrPort{netip.MustParseAddrPort("[::1]:1080")}, Capture: true, IPTables: "/a", IP6Tables: "/b", Loopback: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.2:9")}}
+	got, err := parseArgs(s.Args())
+	if err != nil || fmt.Sprint(got) != fmt.Sprint(s) {
+		t.Fatalf("round trip: %v %v", got, err)
+	}
+}
+
+func TestRuleset(t *testing.T) {
+	lo := []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:8765"), netip.MustParseAddrPort("127.0.0.1:9000"), netip.MustParseAddrPort("[::1]:8765")}
+	want4 := "*nat\n-A OUTPUT -d 127.0.0.1 -p tcp -m multiport --dports 8765,9000 -j REDIRECT --to-ports 3129\n" +
+		"-A OUTPUT -p udp --dport 53 -j DNAT --to-destination 127.0.0.53:53\n" +
+		"-A OUTPUT -p tcp ! -d 127.0.0.0/8 -j REDIRECT --to-ports 3129\nCOMMIT\n" +
+		"*filter\n-A OUTPUT -p udp ! -d 127.0.0.0/8 -j REJECT\nCOMMIT\n"
+	if got := ruleset(false, lo); got != want4 {
+		t.Errorf("IPv4:\n%s", got)
+	}
+	want6 := "*nat\n-A OUTPUT -d ::1 -p tcp -m multiport --dports 8765 -j REDIRECT --to-ports 3129\n" +
+		"-A OUTPUT -p tcp ! -d ::1/128 -j REDIRECT --to-ports 3129\nCOMMIT\n" +
+		"*filter\n-A OUTPUT -p udp ! -d ::1/128 -j REJECT\nCOMMIT\n"
+	if got := ruleset(true, lo); got != want6 {
+		t.Errorf("IPv6:\n%s", got)
+	}
+	var many []netip.AddrPort
+	for p := uint16(1); p <= 16; p++ {
+		many = append(many, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), p))
+	}
+	if got := strings.Count(ruleset(false, many), "--dports"); got != 2 {
+		t.Errorf("16 ports in %d rules, want 2", got)
+	}
+}
