@@ -261,7 +261,7 @@ try:
     u.bind(("127.0.0.53", 53)); print("dns bound")
 except OSError as e: print("dns errno", e.errno)
 '; /usr/sbin/ip route | head -1`)
-		expect(t, r, 0, "restore=1", "Operation not permitted",
+		expect(t, r, 0, "restore=4", "Could not fetch rule set generation id: Permission denied", "RTNETLINK answers: Operation not permitted",
 			"('0.0.0.0', 3129) errno 98", "('127.0.0.1', 3129) errno 98", "('::1', 3129) errno 98",
 			"('127.0.0.53', 53) errno 13", "('127.0.0.1', 3128) errno 98", "dns errno 13",
 			"default dev lo", "!bound")
