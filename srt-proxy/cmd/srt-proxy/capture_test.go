@@ -195,6 +195,13 @@ func TestCapture(t *testing.T) {
 		e.record("host=198.18.250.250", "decision=deny", "stands for no name")
 		noViolations("unknown fake address (nobody was asked)")
 	})
+	t.Run("the capture port itself", func(t *testing.T) {
+		if got := py("127.0.0.1", ns.port); got != "reset" {
+			t.Fatalf("python3 got %q, want a reset", got)
+		}
+		e.record("host=127.0.0.1", "port="+strconv.Itoa(ns.port), "decision=deny", "reason=\"a connection to the capture port itself\"")
+		noViolations("the capture port (nobody was asked)")
+	})
 	t.Run("DNS: other types get no data, over UDP and TCP", func(t *testing.T) {
 		for _, mode := range []string{"+notcp", "+tcp"} {
 			out, code := ns.run(t, "dig", mode, "+tries=1", "+time=5", "example.com", "TXT")
