@@ -26,7 +26,7 @@ import (
 // name, trusting only that CA, and asks for name:port; then any failure
 // prints "error <error>".
 const pyClient = `
-import socket, ssl, sys
+import errno, socket, ssl, sys
 host, port = sys.argv[1], int(sys.argv[2])
 try:
     family, kind, proto, _, addr = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0]
@@ -53,6 +53,9 @@ try:
     print("data", data.decode(errors="replace").split("\r\n\r\n", 1)[-1])
 except (ConnectionResetError, BrokenPipeError):
     print("reset")
+except OSError as e:
+    # shutdown after the reset arrived: the socket is closed already
+    print("reset" if e.errno == errno.ENOTCONN else "error %s %s" % (type(e).__name__, e))
 except Exception as e:
     print("error", type(e).__name__, e)
 `
