@@ -35,22 +35,24 @@ func orDefault(d, def time.Duration) time.Duration {
 	return def
 }
 
-// ServeUDP answers the queries that arrive on pc until it is closed.
+// ServeUDP answers the queries that arrive on pc until it is closed. Other
+// read errors are waited out with a growing pause (at most a second), so
+// that the sandbox's name server does not stop on one.
 func (a *Answerer) ServeUDP(pc *net.UDPConn) error {
 	buf := make([]byte, maxQuery)
 	oob := make([]byte, 64)
+	var backoff time.Duration
 	for {
 		n, _, flags, from, err := pc.ReadMsgUDPAddrPort(buf, oob)
 		if err != nil {
 			if errors.Is(err, net.ErrClosed) {
 				return nil
 			}
-			var errno unix.Errno
-			if errors.As(err, &errno) && errno.Temporary() {
-				continue
-			}
-			return err
+			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
+			time.Sleep(backoff)
+			continue
 		}
+		backoff = 0
 		var reply []byte
 		switch {
 		case flags&unix.MSG_TRUNC == 0:
