@@ -3,6 +3,7 @@ module github.com/srt-sandbox/srt-proxy
 go 1.26.8
 
 require (
+	github.com/google/gopacket v1.1.19
 	github.com/rs/zerolog v1.35.1
 	github.com/srt-sandbox/decider v0.0.0
 	github.com/urfave/cli/v2 v2.27.7

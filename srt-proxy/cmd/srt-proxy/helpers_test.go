@@ -25,6 +25,9 @@ import (
 var binary string // the srt-proxy built for the tests
 
 func TestMain(m *testing.M) {
+	if spec := os.Getenv(sandboxNSEnv); spec != "" {
+		os.Exit(sandboxNSHelper(spec)) // capture_ns_test.go: the test binary as a namespace's set-up
+	}
 	dir, err := os.MkdirTemp("", "srt-proxy-test")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
@@ -150,19 +153,22 @@ func spawn(t *testing.T, args []string, files []*os.File, env []string) *proc {
 }
 
 // spawnWithHosts is spawn in a mount namespace of the proxy's own, where
-// hosts is bound over /etc/hosts; the machine's file is not touched.
+// hosts is bound over /etc/hosts; the machine's file is not touched. Run
+// by another user than root, the mount namespace belongs to a user
+// namespace of srt-proxy's own (where it is root).
 func spawnWithHosts(t *testing.T, hosts string, args []string, files []*os.File, env []string) *proc {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("this test needs root, to give srt-proxy a private /etc/hosts (scripts/test runs it as root)")
-	}
 	f := filepath.Join(t.TempDir(), "hosts")
 	if err := os.WriteFile(f, []byte(hosts), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	p := &proc{t: t, lines: make(chan string, 256), done: make(chan struct{})}
 	script := `mount --bind "$1" /etc/hosts && shift && exec "$0" "$@"`
-	p.cmd = exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c", script, binary, f}, args...)...)
+	unshare := []string{"--mount", "--propagation", "private"}
+	if os.Geteuid() != 0 {
+		unshare = append([]string{"--user", "--map-root-user"}, unshare...)
+	}
+	p.cmd = exec.Command("unshare", append(append(unshare, "sh", "-c", script, binary, f), args...)...)
 	p.cmd.ExtraFiles = files
 	p.cmd.Env = append(os.Environ(), env...)
 	startProc(t, p)

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 	"os/signal"
@@ -88,7 +89,7 @@ func runSRT(o srtOptions) error {
 		fmt.Fprintf(os.Stderr, "srt-proxy: the decider link is down (%v); every request is refused from now on\n", l.Err())
 	}()
 	go func() {
-		err := serveHandoff(ctl, srv, l, newRelays(o.debug))
+		err := serveHandoff(ctl, srv, l, newRelays(o.debug), newRoles(srv))
 		close(stopping)
 		stop <- err
 	}()
@@ -140,14 +141,15 @@ func startSRT(o srtOptions, dec *os.File, token string) (*proxy.Server, *link.Li
 }
 
 // serveHandoff serves every listener srt hands over (or relays it, when
-// the message says so), closes those of a sandbox that ended, and passes
+// the message says so; or serves it as a capture listener or a name server
+// socket, by its role), closes those of a sandbox that ended, and passes
 // srt's syncs to the decider behind what the proxy told it (violations of
-// refusals made after an allow). srv and l are nil when srt-proxy only
-// relays (runRelayOnly).
-func serveHandoff(c *net.UnixConn, srv *proxy.Server, l *link.Link, relays *relays) error {
+// refusals made after an allow). srv, l and roles are nil when srt-proxy
+// only relays (runRelayOnly).
+func serveHandoff(c *net.UnixConn, srv *proxy.Server, l *link.Link, relays *relays, roles *roles) error {
 	r := handoff.NewReceiver(c)
 	var mu sync.Mutex
-	bySandbox := map[string][]net.Listener{}
+	bySandbox := map[string][]io.Closer{}
 	for {
 		m, files, err := r.Receive()
 		if err != nil {
@@ -155,6 +157,16 @@ func serveHandoff(c *net.UnixConn, srv *proxy.Server, l *link.Link, relays *rela
 		}
 		switch m.T {
 		case "listen":
+			if m.Role != handoff.RoleProxy {
+				closers, err := roles.serve(m, files)
+				if err != nil {
+					return fmt.Errorf("control: %w", err)
+				}
+				mu.Lock()
+				bySandbox[m.ID] = append(bySandbox[m.ID], closers...)
+				mu.Unlock()
+				continue
+			}
 			for _, f := range files {
 				ln, err := net.FileListener(f)
 				f.Close()
@@ -173,8 +185,8 @@ func serveHandoff(c *net.UnixConn, srv *proxy.Server, l *link.Link, relays *rela
 			}
 		case "close":
 			mu.Lock()
-			for _, ln := range bySandbox[m.ID] {
-				ln.Close()
+			for _, c := range bySandbox[m.ID] {
+				c.Close()
 			}
 			delete(bySandbox, m.ID)
 			mu.Unlock()

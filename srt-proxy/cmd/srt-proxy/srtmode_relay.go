@@ -80,7 +80,7 @@ func runRelayOnly(o srtOptions) error {
 		return fmt.Errorf("control: %w", err)
 	}
 	stop := make(chan error, 2)
-	go func() { stop <- serveHandoff(ctl, nil, nil, newRelays(o.debug)) }()
+	go func() { stop <- serveHandoff(ctl, nil, nil, newRelays(o.debug), nil) }()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	go func() { stop <- fmt.Errorf("%v", <-sigs) }()

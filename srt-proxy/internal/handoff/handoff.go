@@ -15,19 +15,20 @@
 // once.
 //
 // A "listen" with a role hands over the sockets of the sandbox's network
-// namespace (docs/architecture.md, "Capture and DNS"): role "capture"
-// sockets listen where the namespace's NAT rules send every TCP
-// connection the sandbox makes to an address outside it (and to the
-// loopback ports of allowedDomains entries), and srt-proxy decides each
-// like a CONNECT to its original destination; role "dns" sockets (one UDP,
-// one TCP) are the sandbox's name server, which answers A and AAAA with
-// addresses of a fake range that srt-proxy maps back to the name. "user"
-// is the attribution user of the sandbox ("srt.<label>", what its proxy
-// credentials carry); "loopback" maps an original loopback destination
-// ("127.0.0.1:8765", "[::1]:8765") to the host an allowedDomains entry
-// named it by ("localhost"); a destination it does not list is asked about
-// as its IP literal. srt sends one "listen" per role (Egress.AddCapture);
-// "close" closes them with the sandbox's other sockets.
+// namespace (docs/architecture.md, "Captured connections and the sandbox's
+// name server"): role "capture" sockets listen where the namespace's NAT
+// rules send every TCP connection the sandbox makes to an address outside
+// it (and to the loopback ports of allowedDomains entries), and srt-proxy
+// decides each like a CONNECT to its original destination; role "dns"
+// sockets (one UDP, one TCP) are the sandbox's name server, which answers A
+// and AAAA with addresses of a fake range that srt-proxy maps back to the
+// name. "user" is the attribution user of the sandbox ("srt.<label>", what
+// its proxy credentials carry); "loopback" maps an original loopback
+// destination ("127.0.0.1:8765", "[::1]:8765") to the host an
+// allowedDomains entry named it by ("localhost"); a destination it does not
+// list is asked about as its IP literal. srt sends one "listen" per role
+// (Egress.AddCapture); "close" closes them with the sandbox's other
+// sockets.
 //
 //	srt                                           srt-proxy
 //	  │                                              │ TLS set-up, decider hello

@@ -59,8 +59,11 @@ func (h *httpConn) serveConnect(head *requestHead, rec *record) {
 }
 
 // takeBuffered returns a copy of the bytes br holds that the client sent
-// after its request (the start of the tunnel's stream).
+// after its request (the start of the tunnel's stream); nil for a nil br.
 func takeBuffered(br *bufio.Reader) []byte {
+	if br == nil {
+		return nil
+	}
 	n := br.Buffered()
 	if n == 0 {
 		return nil

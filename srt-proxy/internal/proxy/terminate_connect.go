@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"bufio"
+	"context"
 	"crypto/tls"
 	"errors"
 	"io"
@@ -43,12 +44,6 @@ func (h *httpConn) serveTerminated(req *Request, v Verdict, rec *record) bool {
 		h.refuse(rec, Refusal{Cause: CauseTooManyTunnels, Kind: KindConnect, Reason: whyTooManyTunnels, Host: req.Host}, true)
 		return true
 	}
-	held := true
-	defer func() {
-		if held {
-			t.release()
-		}
-	}()
 	defer h.s.log(rec)
 	raw, br := h.c.raw, h.br
 	raw.SetWriteDeadline(time.Now().Add(10 * time.Second))
@@ -56,43 +51,63 @@ func (h *httpConn) serveTerminated(req *Request, v Verdict, rec *record) bool {
 	err := h.bw.Flush()
 	h.br, h.bw = nil, nil // the connection is the session's now
 	if err != nil {
+		t.release()
 		rec.set(decisionFail, "writing the CONNECT answer: "+err.Error())
 		return true
 	}
 	rec.set(decisionAllow, v.Reason)
+	h.s.terminateTunnel(h.c, br, req, rec)
+	return true
+}
+
+// terminateTunnel serves an allowed tunnel whose client may speak TLS
+// next (an answered CONNECT, a captured connection), holding a slot of
+// t, which it releases: the ClientHello within HandshakeTimeout, the
+// handshake, the session. A tunnel that turns out not to be TLS is
+// refused under Rules.RefuseOpaqueTunnels (the decider is told; the
+// caller closes) and dialled and tunnelled opaquely otherwise. It sets
+// rec's outcome.
+func (s *Server) terminateTunnel(c *conn, br *bufio.Reader, req *Request, rec *record) {
+	t := s.TLS
+	held := true
+	defer func() {
+		if held {
+			t.release()
+		}
+	}()
+	raw := c.raw
 	deadline := time.Now().Add(orDefault(t.HandshakeTimeout, defaultHandshakeTimeout))
 	raw.SetDeadline(deadline)
 	switch sniff(br) {
 	case mitm.NeedMore:
 		rec.set(decisionFail, "no TLS ClientHello before the handshake deadline")
-		return true
+		return
 	case mitm.NotTLS:
 		t.release()
 		held = false
-		if h.s.Rules.RefuseOpaqueTunnels {
+		if s.Rules.RefuseOpaqueTunnels {
 			rec.set(decisionDeny, whyNotTLS)
-			h.s.Asker.Refused(req, whyNotTLS)
-			return true // serveConn closes: the tunnel is destroyed
+			s.Asker.Refused(req, whyNotTLS)
+			return // the caller closes: the tunnel is destroyed
 		}
 		raw.SetDeadline(time.Time{})
-		h.opaqueAfterAnswer(req, br, rec)
-		return true
+		s.opaqueAfterAnswer(c, req, br, rec)
+		return
 	}
 	helloAt := time.Now()
 	bulk := &bulkConn{Conn: raw}
-	tc := tls.Server(&peekedConn{Conn: bulk, r: br}, t.serverConfig(req.Host, h.s.Rules.RequireHostMatch))
-	ctx, cancel := h.requestContext()
-	err = tc.HandshakeContext(ctx)
+	tc := tls.Server(&peekedConn{Conn: bulk, r: br}, t.serverConfig(req.Host, s.Rules.RequireHostMatch))
+	ctx, cancel := context.WithCancel(s.ctx)
+	err := tc.HandshakeContext(ctx)
 	cancel()
 	if err != nil {
 		rec.set(decisionFail, "TLS handshake with the client: "+err.Error())
-		return true
+		return
 	}
 	raw.SetDeadline(time.Time{})
-	x := newTLSSession(h.s, h.c, tc, bulk, req)
+	x := newTLSSession(s, c, tc, bulk, req)
 	x.serve(helloAt)
 	rec.up, rec.down, rec.addr = x.up, x.down, x.addr
-	return true
 }
 
 // sniff reads the tunnel's first bytes until they show whether a TLS
@@ -115,12 +130,13 @@ func sniff(br *bufio.Reader) mitm.Sniffed {
 	return mitm.NeedMore // not reached: SniffLen bytes always decide
 }
 
-// opaqueAfterAnswer dials the CONNECT target for a tunnel that turned out
-// not to be TLS, after its 200 was sent: a failure can only close the
-// connection (and is told to the decider).
-func (h *httpConn) opaqueAfterAnswer(req *Request, br *bufio.Reader, rec *record) {
-	ctx, cancel := h.requestContext()
-	up, dialed, err := h.s.Dialer.Tunnel(ctx, req.Host, req.Port)
+// opaqueAfterAnswer dials the target of a tunnel that turned out not to
+// be TLS, after it was answered (a CONNECT's 200, a captured connection's
+// accept): a failure can only close the connection (and is told to the
+// decider).
+func (s *Server) opaqueAfterAnswer(c *conn, req *Request, br *bufio.Reader, rec *record) {
+	ctx, cancel := context.WithCancel(s.ctx)
+	up, dialed, err := s.Dialer.Tunnel(ctx, req.Host, req.Port)
 	cancel()
 	rec.addr = dialed.Addr
 	if err != nil {
@@ -129,11 +145,11 @@ func (h *httpConn) opaqueAfterAnswer(req *Request, br *bufio.Reader, rec *record
 		if errors.As(err, &refused) {
 			why = refused.Reason
 		}
-		h.s.Asker.Refused(req, why)
+		s.Asker.Refused(req, why)
 		rec.set(decisionFail, why)
 		return
 	}
-	h.s.runTunnel(h.c, takeBuffered(br), up, rec)
+	s.runTunnel(c, takeBuffered(br), up, rec)
 }
 
 // serverConfig is the TLS server side of one tunnel to target: the
