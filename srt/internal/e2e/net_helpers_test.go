@@ -68,8 +68,9 @@ func (w *workspace) withHosts(hosts string, args ...string) result {
 	return w.withHostsBin(hosts, filepath.Join(bin, "srt"), nil, args...)
 }
 
-// withHostsBin is withHosts with another srt binary and more environment.
-func (w *workspace) withHostsBin(hosts, srt string, env []string, args ...string) result {
+// hostsCommand prepares srt (the binary srt) with a private /etc/hosts,
+// without starting it (see withHosts).
+func (w *workspace) hostsCommand(hosts, srt string, env []string, args ...string) *exec.Cmd {
 	w.t.Helper()
 	if os.Geteuid() != 0 {
 		w.t.Skip("needs root to give srt a private /etc/hosts (the test would otherwise edit the machine's)")
@@ -83,6 +84,13 @@ func (w *workspace) withHostsBin(hosts, srt string, env []string, args ...string
 	all := append([]string{"--mount", "--propagation", "private", "--", "sh", "-c", script, hostsFile}, append(inner, args...)...)
 	cmd := exec.Command("unshare", all...)
 	cmd.Dir, cmd.Env = w.dir, w.env(env...)
+	return cmd
+}
+
+// withHostsBin is withHosts with another srt binary and more environment.
+func (w *workspace) withHostsBin(hosts, srt string, env []string, args ...string) result {
+	w.t.Helper()
+	cmd := w.hostsCommand(hosts, srt, env, args...)
 	var out, errb strings.Builder
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	cmd.Run()
