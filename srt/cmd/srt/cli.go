@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
@@ -26,10 +25,18 @@ const (
 	exitFailure = 1 // bad flags, bad settings, missing dependency, sandbox cannot be built
 )
 
-// usageError is a problem with the command line.
+// usageError is a problem with the command line. It is said on stderr
+// with a hint to --help, never with the help itself: stdout is the
+// command's alone (under an .mcp.json it is the JSON-RPC stream).
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
+
+// onUsageError turns the flag parser's complaint into a usageError; left
+// to itself, the parser prints the whole help text on stdout.
+func onUsageError(_ *cli.Context, err error, _ bool) error {
+	return usageError{err.Error()}
+}
 
 func newApp(stdout, stderr io.Writer, status *int, sigs *signals) *cli.App {
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version and exit"}
@@ -55,6 +62,7 @@ func newApp(stdout, stderr io.Writer, status *int, sigs *signals) *cli.App {
 			&cli.BoolFlag{Name: "show-violations", Usage: "append the command's <sandbox_violations> block to stderr when it exits"},
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError:   onUsageError,
 		Action: func(ctx *cli.Context) error {
 			code, err := runCommand(ctx, stderr, sigs)
 			*status = code
@@ -74,20 +82,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		var ue usageError
 		switch {
 		case errors.As(err, &ue):
-			fmt.Fprintf(stderr, "srt: %s\n", ue.msg)
-		case isFlagError(err):
-			fmt.Fprintf(stderr, "srt: %v\nRun 'srt --help' for usage.\n", err)
+			fmt.Fprintf(stderr, "srt: %s\nRun 'srt --help' for usage.\n", ue.msg)
 		default:
 			printError(stderr, err)
 		}
 		return exitFailure
 	}
 	return status
-}
-
-func isFlagError(err error) bool {
-	s := err.Error()
-	return strings.HasPrefix(s, "flag provided but not defined") || strings.Contains(s, "flag needs an argument") || strings.HasPrefix(s, "invalid value")
 }
 
 // printError prints one of srt's own failures.

@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/srt-sandbox/srt/internal/version"
@@ -45,8 +46,26 @@ func TestArgumentsAreQuoted(t *testing.T) {
 
 func TestUsage(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
-		expect(t, w.srt(), 1, "srt: no command given")
-		expect(t, w.srt("--bogus", "true"), 1, "srt: flag provided but not defined: -bogus")
+		// A usage error is said on stderr only: under an .mcp.json, stdout
+		// is the JSON-RPC stream.
+		for _, c := range []struct {
+			args []string
+			msg  string
+		}{
+			{[]string{"--bogus", "true"}, "srt: flag provided but not defined: -bogus\n"},
+			{[]string{"-s"}, "srt: flag needs an argument: -s\n"},
+			{[]string{"-c"}, "srt: flag needs an argument: -c\n"},
+			{[]string{"--control-fd"}, "srt: flag needs an argument: -control-fd\n"},
+			{[]string{"--violations-fd"}, "srt: flag needs an argument: -violations-fd\n"},
+			{[]string{"--control-fd", "x", "true"}, "srt: option '--control-fd <fd>' argument 'x' is invalid."},
+			{[]string{"--violations-fd", "1", "true"}, "srt: --violations-fd needs a descriptor number of 3 or more (got \"1\")\n"},
+			{nil, "srt: no command given"},
+		} {
+			r := w.srt(c.args...)
+			if r.code != 1 || r.stdout != "" || !strings.HasPrefix(r.stderr, c.msg) || !strings.HasSuffix(r.stderr, "\nRun 'srt --help' for usage.\n") {
+				t.Errorf("srt %q: want exit 1, nothing on stdout, %q and the hint to --help on stderr; got %s", c.args, c.msg, r)
+			}
+		}
 		r := w.srt("--version")
 		expect(t, r, 0)
 		if r.stdout != version.Version+"\n" || r.stderr != "" {
