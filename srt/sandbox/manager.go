@@ -13,6 +13,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/srt-sandbox/srt/internal/bwrap"
+	"github.com/srt-sandbox/srt/internal/hostexec"
 	"github.com/srt-sandbox/srt/internal/placeholders"
 	"github.com/srt-sandbox/srt/settings"
 )
@@ -131,7 +132,7 @@ func New(cfg *settings.Config, opts Options) (*Manager, error) {
 	}
 	shell, err := exec.LookPath(shellName)
 	if err != nil {
-		return nil, fmt.Errorf("Shell '%s' not found in PATH: %w", shellName, ErrMissingDependency)
+		return nil, hostexec.Missingf("Shell '%s' not found in PATH", shellName)
 	}
 	for _, ig := range cfg.Ignored {
 		opts.Logger.Debug().Msgf("setting %s has no effect on Linux, ignored", ig)

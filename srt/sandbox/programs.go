@@ -115,7 +115,7 @@ func companion(configured, name, option string) (hostProgram, error) {
 	}
 	p, err := exec.LookPath(name)
 	if err != nil {
-		return hostProgram{}, fmt.Errorf("the network proxy needs %s, installed beside srt or on PATH (scripts/install installs it): %w", name, ErrMissingDependency)
+		return hostProgram{}, hostexec.Missingf("the network proxy needs %s, installed beside srt or on PATH (scripts/install installs it)", name)
 	}
 	if p, err = filepath.Abs(p); err != nil {
 		return hostProgram{}, err

@@ -167,7 +167,13 @@ func (w *workspace) srt(args ...string) result {
 
 func (w *workspace) srtEnv(env []string, args ...string) result {
 	w.t.Helper()
-	cmd := w.command(env, args...)
+	return w.run(w.command(env, args...))
+}
+
+// run runs an srt command prepared by command, at most 60 s.
+func (w *workspace) run(cmd *exec.Cmd) result {
+	w.t.Helper()
+	args := cmd.Args[1:]
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	done := make(chan error, 1)
