@@ -86,8 +86,9 @@ func WithEnv(env []string) CommandOption { return func(o *commandOptions) { o.en
 const argsFD = initstage.ExeFD + 1
 
 // Cmd is a sandboxed command. Configure its embedded *exec.Cmd (Stdin,
-// Stdout, Stderr, …) before starting it, start and wait for it with Cmd's
-// own Start, Run and Wait, and call Release afterwards.
+// Stdout, Stderr, …; unset ones are /dev/null, as with exec.Cmd) before
+// starting it, start and wait for it with Cmd's own Start, Run, Wait,
+// Output and CombinedOutput, and call Release afterwards.
 type Cmd struct {
 	*exec.Cmd
 	// Plan is what the sandbox is made of.
@@ -107,6 +108,7 @@ type Cmd struct {
 	listeners chan []*os.File
 	m         *Manager
 	id        string // the sandbox's id for the proxy
+	life      runState
 }
 
 // Command wraps a shell command string. The command runs with the
@@ -269,7 +271,6 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	cmd := exec.CommandContext(ctx, run.bwrap, append([]string{"--args", fmt.Sprint(argsFD), "--"}, inside...)...)
 	cmd.Dir = o.dir
 	cmd.Env = o.env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = c.childEnds
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return c.Signal(unix.SIGTERM) }
@@ -303,12 +304,18 @@ func (m *Manager) plan(in *plan.Input) (*plan.Plan, checked, error) {
 	return p, run, nil
 }
 
-// Start starts the sandbox.
+// Start starts the sandbox. When it fails, Done is closed and the command
+// cannot be started again.
 func (c *Cmd) Start() error {
-	if err := c.checkStdioFiles(); err != nil {
-		return err
+	if !c.startable() {
+		return errNotStartable
 	}
-	if err := c.Cmd.Start(); err != nil {
+	err := c.checkStdioFiles()
+	if err == nil {
+		err = c.Cmd.Start()
+	}
+	if err != nil {
+		c.endUnstarted()
 		return err
 	}
 	c.Attach()
@@ -337,6 +344,9 @@ func (c *Cmd) Argv() Argv {
 // it closes srt's copies of the child's descriptors and follows the
 // sandbox's reports.
 func (c *Cmd) Attach() {
+	if !c.follow() {
+		return
+	}
 	// The child has its copies; ours would keep the channel from ever
 	// reaching end-of-file.
 	for _, f := range c.childEnds {
@@ -355,9 +365,10 @@ func (c *Cmd) Run() error {
 	return c.Wait()
 }
 
-// Wait waits for bubblewrap to exit.
+// Wait waits for bubblewrap to exit. It may be called more than once, and
+// beside Release.
 func (c *Cmd) Wait() error {
-	err := c.Cmd.Wait()
+	err := c.reap()
 	<-c.readerDone
 	return err
 }

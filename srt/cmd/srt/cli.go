@@ -206,6 +206,8 @@ func runCommand(ctx *cli.Context, stderr io.Writer, signals *signals) (int, erro
 		}
 		return exitFailure, err
 	}
+	// The command's stdio are srt's own, handed over as they are.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if ctx.Bool("show-violations") || vout != nil {
 		defer func() {
 			m.SyncViolations()
