@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"strconv"
 	"sync"
+	"time"
 )
 
 // The states of a Cmd's run (runState.state).
@@ -65,6 +66,22 @@ func (c *Cmd) reap() error {
 	c.life.waitOnce.Do(func() { c.life.waitErr = c.Cmd.Wait() })
 	return c.life.waitErr
 }
+
+// reapOnRelease reaps bubblewrap when Start started it and no Wait has:
+// no process srt started may outlive the host (an unreaped one is a
+// zombie, and then the zombie of whatever reaps orphans). The channel is
+// closed by now, so the init stage ends the sandbox and bubblewrap exits;
+// one that has not within reapTimeout is killed.
+func (c *Cmd) reapOnRelease() {
+	if c.Cmd == nil || c.Cmd.Process == nil {
+		return // never started, or started by the caller (Argv), who waits for it
+	}
+	t := time.AfterFunc(reapTimeout, func() { c.Cmd.Process.Kill() })
+	defer t.Stop()
+	c.reap()
+}
+
+const reapTimeout = 5 * time.Second
 
 // Output runs the command and returns its standard output, as
 // exec.Cmd.Output does: Stdout must be unset; with Stderr unset, an

@@ -259,7 +259,8 @@ func runCommand(ctx *cli.Context, stderr io.Writer, signals *signals) (int, erro
 			return exitFailure, err
 		case <-cmd.Done():
 			// The init stage reported the status after ending every process
-			// of the sandbox; the kernel takes the namespaces down on its own.
+			// of the sandbox; the deferred Release reaps bubblewrap, so that
+			// none is left for srt's parent to reap.
 			if code, ok := cmd.Status(); ok {
 				return code, nil
 			}

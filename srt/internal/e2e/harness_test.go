@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 	os.Chmod(dir, 0o755)
 	bin = dir
 	build := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", dir+"/", "github.com/srt-sandbox/srt/cmd/srt", "github.com/srt-sandbox/srt/cmd/srt-init",
-		"github.com/srt-sandbox/decider/cmd/decider", "github.com/srt-sandbox/srt-proxy/cmd/srt-proxy")
+		"github.com/srt-sandbox/decider/cmd/decider", "github.com/srt-sandbox/srt-proxy/cmd/srt-proxy", "github.com/srt-sandbox/srt/internal/e2e/subreaper")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
