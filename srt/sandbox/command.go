@@ -200,11 +200,11 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		return nil, err
 	}
 	c.Plan = p
-	m.opts.Logger.Debug().Msgf("plan:\n%s", p)
+	m.debugf("plan:\n%s", p)
 	for _, w := range p.Warnings {
 		fmt.Fprintf(m.opts.Warnings, "srt: warning: %s\n", w)
 	}
-	m.opts.Logger.Debug().Msgf("layers: %s", layersFor(cfg, m.kernel))
+	m.debugf("layers: %s", layersFor(cfg, m.kernel))
 	for _, w := range layerWarnings(cfg, m.kernel) {
 		fmt.Fprintf(m.opts.Warnings, "srt: warning: %s\n", w)
 	}

@@ -93,7 +93,7 @@ func (m *Manager) checkPrograms(p *plan.Plan, everything bool) (checked, error) 
 			return checked{}, err
 		}
 		m.bwrapChecked = info
-		m.opts.Logger.Debug().Str("bwrap", info.Path).Str("version", info.Version.String()).Msg("bubblewrap checked")
+		m.opts.Logger.Debug("bubblewrap checked", "bwrap", info.Path, "version", info.Version.String())
 	}
 	return run, nil
 }

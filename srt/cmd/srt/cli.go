@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 
 	"github.com/srt-sandbox/srt/internal/placeholders"
@@ -101,13 +101,12 @@ func printError(stderr io.Writer, err error) {
 	fmt.Fprintf(stderr, "srt: %v\n", err)
 }
 
-func logger(debug bool, stderr io.Writer) zerolog.Logger {
+// logger is the library's logger: debug lines on stderr, or nothing.
+func logger(debug bool, stderr io.Writer) *slog.Logger {
 	if !debug {
-		return zerolog.Nop()
+		return slog.New(slog.DiscardHandler)
 	}
-	w := zerolog.ConsoleWriter{Out: stderr, NoColor: true, PartsExclude: []string{zerolog.TimestampFieldName, zerolog.LevelFieldName},
-		FormatMessage: func(i any) string { return fmt.Sprintf("srt: debug: %v", i) }}
-	return zerolog.New(w).Level(zerolog.DebugLevel)
+	return newDebugLogger(stderr)
 }
 
 // signals are the signals srt forwards to the command. From the start of a
@@ -162,7 +161,7 @@ func runCommand(ctx *cli.Context, stderr io.Writer, signals *signals) (int, erro
 		return exitFailure, err
 	}
 	if !found {
-		log.Debug().Msgf("No config found at %s, using default config", path)
+		log.Debug(fmt.Sprintf("No config found at %s, using default config", path))
 	}
 
 	var ctlFD int

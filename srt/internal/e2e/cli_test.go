@@ -1,6 +1,10 @@
 package e2e
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -89,5 +93,43 @@ func TestDebugGoesToStderrOnly(t *testing.T) {
 		}
 		r = w.srtEnv([]string{"SRT_DEBUG=1"}, "true")
 		expect(t, r, 0, "srt: debug:")
+	})
+}
+
+// TestDebugLineFormat pins the debug lines' format: "srt: debug: ", the
+// message, then key=value pairs, a value with a space or a quote quoted
+// as a Go string.
+func TestDebugLineFormat(t *testing.T) {
+	dir, err := os.MkdirTemp("", "srt e2e bwrap-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bwrap := filepath.Join(dir, "bwrap")
+	sys, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := copyFile(sys, bwrap); err != nil {
+		t.Fatal(err)
+	}
+	forEach(t, func(t *testing.T, w *workspace) {
+		r := w.srt("-d", "-s", w.settings(`{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"bwrapPath":"`+bwrap+`"}`), "true")
+		expect(t, r, 0)
+		q := strconv.Quote(bwrap)
+		for _, want := range []string{
+			"srt: debug: sandbox ready bwrap=" + q + " init=" + filepath.Join(bin, "srt-init") + "\n",
+			"srt: debug: bubblewrap checked bwrap=" + q + " version=",
+			"\nsrt: debug: plan:\nroot host-ro\n",
+			"\n\nsrt: debug: layers: user, mount, PID, IPC and network namespaces; ",
+		} {
+			if !strings.Contains(r.stderr, want) {
+				t.Fatalf("debug output lacks %q:\n%s", want, r)
+			}
+		}
+		if r.stdout != "" {
+			t.Fatalf("stdout: %q", r.stdout)
+		}
 	})
 }
