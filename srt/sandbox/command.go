@@ -91,8 +91,7 @@ const argsFD = initstage.ExeFD + 1
 // Output and CombinedOutput, and call Release afterwards.
 type Cmd struct {
 	*exec.Cmd
-	// Plan is what the sandbox is made of.
-	Plan *plan.Plan
+	plan *plan.Plan // what the sandbox is made of (Options.Logger shows it)
 
 	channel   *net.UnixConn // srt's end of the socket pair shared with the init stage
 	childEnds []*os.File
@@ -199,7 +198,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	if err := addHostDevices(p); err != nil {
 		return nil, err
 	}
-	c.Plan = p
+	c.plan = p
 	m.debugf("plan:\n%s", p)
 	for _, w := range p.Warnings {
 		fmt.Fprintf(m.opts.Warnings, "srt: warning: %s\n", w)
