@@ -8,9 +8,6 @@ require github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 
 require (
 	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect
-	github.com/mattn/go-colorable v0.1.14 // indirect
-	github.com/mattn/go-isatty v0.0.20 // indirect
-	github.com/rs/zerolog v1.35.1
 	github.com/russross/blackfriday/v2 v2.1.0 // indirect
 	github.com/srt-sandbox/decider v0.0.0
 	github.com/urfave/cli/v2 v2.27.7

@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/srt-sandbox/srt/internal/proctab"
 	"github.com/srt-sandbox/srt/sandbox"
 	"github.com/srt-sandbox/srt/settings"
 )
@@ -24,6 +25,10 @@ import (
 var companions string
 
 func TestMain(m *testing.M) {
+	// The host program of TestNoProcessOutlivesTheHost.
+	if dir := os.Getenv("SRT_TEST_LIBRARY_HOST"); dir != "" {
+		os.Exit(libraryHost(dir))
+	}
 	// A child run as the unprivileged user finds the binaries here.
 	if dir := os.Getenv("SRT_TEST_COMPANIONS"); dir != "" {
 		companions = dir
@@ -34,7 +39,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	os.Chmod(dir, 0o755)
-	build := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", dir+"/", "github.com/srt-sandbox/decider/cmd/decider", "github.com/srt-sandbox/srt-proxy/cmd/srt-proxy")
+	build := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", dir+"/", "github.com/srt-sandbox/decider/cmd/decider", "github.com/srt-sandbox/srt-proxy/cmd/srt-proxy", "github.com/srt-sandbox/srt/internal/e2e/subreaper")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
@@ -203,12 +208,12 @@ func TestAgentHost(t *testing.T) {
 		t.Errorf("config update mid-run: %q", live.String())
 	}
 
-	// Shutdown leaves nothing: no process of ours, no placeholder, no
-	// journal.
+	// Shutdown leaves nothing: no process of ours (not even a zombie),
+	// no placeholder, no journal.
 	if err := m.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if procs := children(); len(procs) > 0 {
+	if procs := proctab.Children(os.Getpid()); len(procs) > 0 {
 		t.Errorf("processes left after Close: %v", procs)
 	}
 	for _, p := range []string{".bashrc", ".gitconfig", ".mcp.json", ".vscode"} {
@@ -242,29 +247,6 @@ func mounts(t *testing.T) string {
 		}
 	}
 	return b.String()
-}
-
-// children lists the live processes whose parent is this process (zombies
-// are waited for by now).
-func children() []string {
-	ents, _ := os.ReadDir("/proc")
-	var out []string
-	for _, e := range ents {
-		data, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		s := string(data)
-		i := strings.LastIndexByte(s, ')')
-		if i < 0 {
-			continue
-		}
-		f := strings.Fields(s[i+1:])
-		if len(f) > 1 && f[1] == strconv.Itoa(os.Getpid()) && f[0] != "Z" {
-			out = append(out, e.Name()+" "+s[:i+1])
-		}
-	}
-	return out
 }
 
 // TestAgentHostAsUnprivilegedUser runs TestAgentHost again as the

@@ -65,7 +65,7 @@ func (m *Manager) tools() *netTools {
 		}
 		if t.nsenter, t.err = find("nsenter", fixNsenter); t.err != nil {
 			if _, missing := t.err.(*exec.Error); missing {
-				t.err = fmt.Errorf("the sandbox's network needs nsenter (util-linux), which is not installed: %w", ErrMissingDependency)
+				t.err = hostexec.Missingf("the sandbox's network needs nsenter (util-linux), which is not installed; install it (apt-get install util-linux)")
 			}
 			return
 		}

@@ -102,16 +102,21 @@ func (c *Cmd) Started() bool {
 // Release removes what srt created on the host for the command (the
 // placeholders of write-protected paths that did not exist) and closes its
 // descriptors. Call it after Wait, or once Done is closed; it is safe to
-// call more than once.
+// call more than once. It reaps bubblewrap when Start started it and Wait
+// has not (a command still running is ended first: its sandbox is killed),
+// so that no process srt started outlives the host; a command never
+// started has Done closed.
 func (c *Cmd) Release() error {
 	var err error
 	c.once.Do(func() {
+		c.endUnstarted()
 		for _, f := range c.childEnds {
 			f.Close()
 		}
 		if c.channel != nil {
 			c.channel.Close()
 		}
+		c.reapOnRelease()
 		if c.ns != nil {
 			c.ns.Close()
 		}

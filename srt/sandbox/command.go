@@ -87,12 +87,12 @@ func WithEnv(env []string) CommandOption { return func(o *commandOptions) { o.en
 const argsFD = initstage.ExeFD + 1
 
 // Cmd is a sandboxed command. Configure its embedded *exec.Cmd (Stdin,
-// Stdout, Stderr, …) before starting it, start and wait for it with Cmd's
-// own Start, Run and Wait, and call Release afterwards.
+// Stdout, Stderr, …; unset ones are /dev/null, as with exec.Cmd) before
+// starting it, start and wait for it with Cmd's own Start, Run, Wait,
+// Output and CombinedOutput, and call Release afterwards.
 type Cmd struct {
 	*exec.Cmd
-	// Plan is what the sandbox is made of.
-	Plan *plan.Plan
+	plan *plan.Plan // what the sandbox is made of (Options.Logger shows it)
 
 	channel   *net.UnixConn // srt's end of the socket pair shared with the init stage
 	childEnds []*os.File
@@ -112,6 +112,7 @@ type Cmd struct {
 	loopback map[string]string
 	m        *Manager
 	id       string // the sandbox's id for the proxy
+	life     runState
 }
 
 // Command wraps a shell command string. The command runs with the
@@ -213,12 +214,12 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	if err := addHostDevices(p); err != nil {
 		return nil, err
 	}
-	c.Plan = p
-	m.opts.Logger.Debug().Msgf("plan:\n%s", p)
+	c.plan = p
+	m.debugf("plan:\n%s", p)
 	for _, w := range p.Warnings {
 		fmt.Fprintf(m.opts.Warnings, "srt: warning: %s\n", w)
 	}
-	m.opts.Logger.Debug().Msgf("layers: %s", layersFor(cfg, m.kernel))
+	m.debugf("layers: %s", layersFor(cfg, m.kernel))
 	for _, w := range layerWarnings(cfg, m.kernel) {
 		fmt.Fprintf(m.opts.Warnings, "srt: warning: %s\n", w)
 	}
@@ -321,7 +322,6 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	cmd := exec.CommandContext(ctx, run.nsenter, append(enter, append([]string{run.bwrap, "--args", fmt.Sprint(argsFD), "--"}, inside...)...)...)
 	cmd.Dir = o.dir
 	cmd.Env = o.env
-	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.ExtraFiles = extra
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	cmd.Cancel = func() error { return c.Signal(unix.SIGTERM) }
@@ -355,12 +355,18 @@ func (m *Manager) plan(in *plan.Input) (*plan.Plan, checked, error) {
 	return p, run, nil
 }
 
-// Start starts the sandbox.
+// Start starts the sandbox. When it fails, Done is closed and the command
+// cannot be started again.
 func (c *Cmd) Start() error {
-	if err := c.checkStdioFiles(); err != nil {
-		return err
+	if !c.startable() {
+		return errNotStartable
 	}
-	if err := c.Cmd.Start(); err != nil {
+	err := c.checkStdioFiles()
+	if err == nil {
+		err = c.Cmd.Start()
+	}
+	if err != nil {
+		c.endUnstarted()
 		return err
 	}
 	c.Attach()
@@ -389,6 +395,9 @@ func (c *Cmd) Argv() Argv {
 // it closes srt's copies of the child's descriptors and follows the
 // sandbox's reports.
 func (c *Cmd) Attach() {
+	if !c.follow() {
+		return
+	}
 	// The child has its copies; ours would keep the channel from ever
 	// reaching end-of-file.
 	for _, f := range c.childEnds {
@@ -397,7 +406,7 @@ func (c *Cmd) Attach() {
 	c.childEnds = nil
 	go c.readChannel()
 	go c.m.serveListeners(c, c.id)
-	if c.Plan.Init.WaitNetwork {
+	if c.plan.Init.WaitNetwork {
 		go c.relayNetworkReady()
 	}
 }
@@ -410,9 +419,10 @@ func (c *Cmd) Run() error {
 	return c.Wait()
 }
 
-// Wait waits for bubblewrap to exit.
+// Wait waits for bubblewrap to exit. It may be called more than once, and
+// beside Release.
 func (c *Cmd) Wait() error {
-	err := c.Cmd.Wait()
+	err := c.reap()
 	<-c.readerDone
 	return err
 }

@@ -13,8 +13,10 @@ import (
 var (
 	// ErrInvalidConfig: the settings cannot be used.
 	ErrInvalidConfig = settings.ErrInvalid
-	// ErrMissingDependency: bubblewrap is missing, too old or broken.
-	ErrMissingDependency = bwrap.ErrMissing
+	// ErrMissingDependency: a program srt needs (bubblewrap, the shell,
+	// decider, srt-proxy) is missing, too old or broken. The message names
+	// the program and the fix.
+	ErrMissingDependency = hostexec.ErrMissing
 	// ErrCannotSandbox: this machine or container does not let bubblewrap
 	// build a sandbox (user namespaces disabled, AppArmor, capabilities).
 	ErrCannotSandbox = bwrap.ErrCannotSandbox

@@ -78,7 +78,7 @@ func ExampleManager_RegisterCommandNetwork() {
 		panic(err)
 	}
 	defer cmd.Release()
-	fmt.Println(cmd.Plan.Command[len(cmd.Plan.Command)-1])
+	fmt.Println(cmd.Args[len(cmd.Args)-1]) // bubblewrap's last argument
 	// Output: npm install
 }
 

@@ -95,10 +95,10 @@ func (m *Manager) warnExternalPorts(cfg *settings.Config) {
 func (m *Manager) noteExternalLists() {
 	switch e := m.net.ext; {
 	case e.http != 0 && e.socks != 0:
-		m.opts.Logger.Debug().Msg("RegisterCommandNetwork: network.httpProxyPort and socksProxyPort are set, so external proxies decide every connection: a per-command list has no effect")
+		m.opts.Logger.Debug("RegisterCommandNetwork: network.httpProxyPort and socksProxyPort are set, so external proxies decide every connection: a per-command list has no effect")
 	case e.http != 0:
-		m.opts.Logger.Debug().Msg("RegisterCommandNetwork: network.httpProxyPort is set, so the external proxy decides the HTTP proxy's connections: a per-command list applies only to srt's own SOCKS proxy")
+		m.opts.Logger.Debug("RegisterCommandNetwork: network.httpProxyPort is set, so the external proxy decides the HTTP proxy's connections: a per-command list applies only to srt's own SOCKS proxy")
 	case e.socks != 0:
-		m.opts.Logger.Debug().Msg("RegisterCommandNetwork: network.socksProxyPort is set, so the external proxy decides the SOCKS connections: a per-command list applies only to srt's own HTTP proxy")
+		m.opts.Logger.Debug("RegisterCommandNetwork: network.socksProxyPort is set, so the external proxy decides the SOCKS connections: a per-command list applies only to srt's own HTTP proxy")
 	}
 }

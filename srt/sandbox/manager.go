@@ -1,18 +1,19 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"sync"
 	"sync/atomic"
 
-	"github.com/rs/zerolog"
-
 	"github.com/srt-sandbox/srt/internal/bwrap"
+	"github.com/srt-sandbox/srt/internal/hostexec"
 	"github.com/srt-sandbox/srt/internal/placeholders"
 	"github.com/srt-sandbox/srt/settings"
 )
@@ -25,8 +26,9 @@ type Options struct {
 	// stage: srt-init, or any program that links this package. Default:
 	// srt-init beside this program's executable, else this program.
 	InitExecutable string
-	// Logger receives debug output. The zero Logger discards it.
-	Logger zerolog.Logger
+	// Logger receives debug lines (at slog.LevelDebug): the plan of each
+	// command, the layers it gets, the programs found. Nil discards them.
+	Logger *slog.Logger
 	// Warnings receives the lines that say what a setting could not do,
 	// once per command (default os.Stderr); the egress processes' own
 	// messages go there too.
@@ -100,6 +102,9 @@ func New(cfg *settings.Config, opts Options) (*Manager, error) {
 	if opts.Warnings == nil {
 		opts.Warnings = os.Stderr
 	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
 	// The first process a Go program starts pays for a probe of pidfd
 	// support (a throwaway child); have it run now, beside the checks
 	// below, rather than on the way of the first command's start.
@@ -132,16 +137,16 @@ func New(cfg *settings.Config, opts Options) (*Manager, error) {
 	}
 	shell, err := exec.LookPath(shellName)
 	if err != nil {
-		return nil, fmt.Errorf("Shell '%s' not found in PATH: %w", shellName, ErrMissingDependency)
+		return nil, hostexec.Missingf("Shell '%s' not found in PATH", shellName)
 	}
 	for _, ig := range cfg.Ignored {
-		opts.Logger.Debug().Msgf("setting %s has no effect on Linux, ignored", ig)
+		opts.Logger.Debug("setting " + ig + " has no effect on Linux, ignored")
 	}
 	initExe, initFix := opts.InitExecutable, fmt.Sprintf(fixConfigured, "InitExecutable")
 	if initExe == "" {
 		initExe, initFix = findInit(), fixBeside
 	}
-	opts.Logger.Debug().Str("bwrap", info.Path).Str("init", initExe).Msg("sandbox ready")
+	opts.Logger.Debug("sandbox ready", "bwrap", info.Path, "init", initExe)
 	m := &Manager{opts: opts, bwrap: info, bwrapFix: bwrapFix, shell: shell, cfg: cfg, initExe: initExe, initFix: initFix, kernel: kernel}
 	m.net.ext = externalOf(&cfg.Network)
 	if m.net.ext.ownProxy() {
@@ -269,4 +274,12 @@ func (m *Manager) settingsFiles(home string) []string {
 		}
 	}
 	return out
+}
+
+// debugf writes a debug line formatted as by fmt.Sprintf, and formats
+// (the plan, the layers: not free) only when debug lines are wanted.
+func (m *Manager) debugf(format string, a ...any) {
+	if m.opts.Logger.Enabled(context.Background(), slog.LevelDebug) {
+		m.opts.Logger.Debug(fmt.Sprintf(format, a...))
+	}
 }

@@ -101,7 +101,7 @@ func (m *Manager) checkPrograms(p *plan.Plan, everything bool) (checked, error) 
 			return checked{}, err
 		}
 		m.bwrapChecked = info
-		m.opts.Logger.Debug().Str("bwrap", info.Path).Str("version", info.Version.String()).Msg("bubblewrap checked")
+		m.opts.Logger.Debug("bubblewrap checked", "bwrap", info.Path, "version", info.Version.String())
 	}
 	return run, nil
 }
@@ -123,7 +123,7 @@ func companion(configured, name, option string) (hostProgram, error) {
 	}
 	p, err := exec.LookPath(name)
 	if err != nil {
-		return hostProgram{}, fmt.Errorf("the network proxy needs %s, installed beside srt or on PATH (scripts/install installs it): %w", name, ErrMissingDependency)
+		return hostProgram{}, hostexec.Missingf("the network proxy needs %s, installed beside srt or on PATH (scripts/install installs it)", name)
 	}
 	if p, err = filepath.Abs(p); err != nil {
 		return hostProgram{}, err

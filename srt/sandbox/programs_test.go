@@ -40,3 +40,12 @@ func TestUntrustedInitExecutable(t *testing.T) {
 		t.Fatalf("control: %q (status %d)", out, code)
 	}
 }
+
+// TestMissingShell: a missing shell is a missing dependency, named as
+// itself, not as bubblewrap.
+func TestMissingShell(t *testing.T) {
+	_, err := sandbox.New(parse(t, plain), sandbox.Options{Shell: "srt-no-such-shell"})
+	if !errors.Is(err, sandbox.ErrMissingDependency) || err.Error() != "Shell 'srt-no-such-shell' not found in PATH" {
+		t.Fatalf("New with a missing shell: %v", err)
+	}
+}

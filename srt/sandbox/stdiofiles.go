@@ -69,7 +69,7 @@ func (c *Cmd) checkStdioFile(n int, f *os.File) error {
 			known = false
 		}
 	}
-	p := c.Plan
+	p := c.plan
 	what := initstage.StdioNames[n] + " is the file " + path
 	if !known {
 		what = initstage.StdioNames[n] + " is a file with no name srt can check"
@@ -102,7 +102,7 @@ func (c *Cmd) checkStdioFile(n int, f *os.File) error {
 
 // landlockWrites says whether Landlock limits the command's writes.
 func (c *Cmd) landlockWrites() bool {
-	in := c.Plan.Init
+	in := c.plan.Init
 	return in.Landlock && !in.LandlockScopeOnly && c.m.kernel.landlockABI > 0
 }
 

@@ -5,13 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 	"time"
 
-	"github.com/rs/zerolog"
 	"github.com/urfave/cli/v2"
 
 	"github.com/srt-sandbox/srt/internal/placeholders"
@@ -26,10 +25,18 @@ const (
 	exitFailure = 1 // bad flags, bad settings, missing dependency, sandbox cannot be built
 )
 
-// usageError is a problem with the command line.
+// usageError is a problem with the command line. It is said on stderr
+// with a hint to --help, never with the help itself: stdout is the
+// command's alone (under an .mcp.json it is the JSON-RPC stream).
 type usageError struct{ msg string }
 
 func (e usageError) Error() string { return e.msg }
+
+// onUsageError turns the flag parser's complaint into a usageError; left
+// to itself, the parser prints the whole help text on stdout.
+func onUsageError(_ *cli.Context, err error, _ bool) error {
+	return usageError{err.Error()}
+}
 
 func newApp(stdout, stderr io.Writer, status *int, sigs *signals) *cli.App {
 	cli.VersionFlag = &cli.BoolFlag{Name: "version", Aliases: []string{"V"}, Usage: "print the version and exit"}
@@ -55,6 +62,7 @@ func newApp(stdout, stderr io.Writer, status *int, sigs *signals) *cli.App {
 			&cli.BoolFlag{Name: "show-violations", Usage: "append the command's <sandbox_violations> block to stderr when it exits"},
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
+		OnUsageError:   onUsageError,
 		Action: func(ctx *cli.Context) error {
 			code, err := runCommand(ctx, stderr, sigs)
 			*status = code
@@ -74,20 +82,13 @@ func run(args []string, stdout, stderr io.Writer) int {
 		var ue usageError
 		switch {
 		case errors.As(err, &ue):
-			fmt.Fprintf(stderr, "srt: %s\n", ue.msg)
-		case isFlagError(err):
-			fmt.Fprintf(stderr, "srt: %v\nRun 'srt --help' for usage.\n", err)
+			fmt.Fprintf(stderr, "srt: %s\nRun 'srt --help' for usage.\n", ue.msg)
 		default:
 			printError(stderr, err)
 		}
 		return exitFailure
 	}
 	return status
-}
-
-func isFlagError(err error) bool {
-	s := err.Error()
-	return strings.HasPrefix(s, "flag provided but not defined") || strings.Contains(s, "flag needs an argument") || strings.HasPrefix(s, "invalid value")
 }
 
 // printError prints one of srt's own failures.
@@ -100,13 +101,12 @@ func printError(stderr io.Writer, err error) {
 	fmt.Fprintf(stderr, "srt: %v\n", err)
 }
 
-func logger(debug bool, stderr io.Writer) zerolog.Logger {
+// logger is the library's logger: debug lines on stderr, or nothing.
+func logger(debug bool, stderr io.Writer) *slog.Logger {
 	if !debug {
-		return zerolog.Nop()
+		return slog.New(slog.DiscardHandler)
 	}
-	w := zerolog.ConsoleWriter{Out: stderr, NoColor: true, PartsExclude: []string{zerolog.TimestampFieldName, zerolog.LevelFieldName},
-		FormatMessage: func(i any) string { return fmt.Sprintf("srt: debug: %v", i) }}
-	return zerolog.New(w).Level(zerolog.DebugLevel)
+	return newDebugLogger(stderr)
 }
 
 // signals are the signals srt forwards to the command. From the start of a
@@ -161,7 +161,7 @@ func runCommand(ctx *cli.Context, stderr io.Writer, signals *signals) (int, erro
 		return exitFailure, err
 	}
 	if !found {
-		log.Debug().Msgf("No config found at %s, using default config", path)
+		log.Debug(fmt.Sprintf("No config found at %s, using default config", path))
 	}
 
 	var ctlFD int
@@ -205,6 +205,8 @@ func runCommand(ctx *cli.Context, stderr io.Writer, signals *signals) (int, erro
 		}
 		return exitFailure, err
 	}
+	// The command's stdio are srt's own, handed over as they are.
+	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	if ctx.Bool("show-violations") || vout != nil {
 		defer func() {
 			m.SyncViolations()
@@ -256,7 +258,8 @@ func runCommand(ctx *cli.Context, stderr io.Writer, signals *signals) (int, erro
 			return exitFailure, err
 		case <-cmd.Done():
 			// The init stage reported the status after ending every process
-			// of the sandbox; the kernel takes the namespaces down on its own.
+			// of the sandbox; the deferred Release reaps bubblewrap, so that
+			// none is left for srt's parent to reap.
 			if code, ok := cmd.Status(); ok {
 				return code, nil
 			}

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/srt-sandbox/srt/internal/proctab"
 )
 
 // netOptions are the sizes of the network part.
@@ -416,31 +418,9 @@ type procStat struct {
 
 // childNamed finds the child of parent whose command name is name.
 func childNamed(parent int, name string) (int, error) {
-	ents, err := os.ReadDir("/proc")
-	if err != nil {
-		return 0, err
-	}
-	for _, e := range ents {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		st, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-		if err != nil {
-			continue
-		}
-		// pid (comm) state ppid …; comm may hold spaces and parentheses.
-		s := string(st)
-		open, end := strings.IndexByte(s, '('), strings.LastIndexByte(s, ')')
-		if open < 0 || end < open {
-			continue
-		}
-		f := strings.Fields(s[end+1:])
-		if len(f) < 2 || s[open+1:end] != name {
-			continue
-		}
-		if ppid, _ := strconv.Atoi(f[1]); ppid == parent {
-			return pid, nil
+	for _, p := range proctab.Children(parent) {
+		if p.Comm == name {
+			return p.PID, nil
 		}
 	}
 	return 0, fmt.Errorf("no %s process under srt (pid %d)", name, parent)

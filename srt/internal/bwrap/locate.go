@@ -1,7 +1,6 @@
 package bwrap
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -9,13 +8,12 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/srt-sandbox/srt/internal/hostexec"
 )
 
 // MinVersion is the oldest bubblewrap srt runs with.
 var MinVersion = Version{0, 5, 0}
-
-// ErrMissing is matched by errors about a missing or unusable bubblewrap.
-var ErrMissing = errors.New("bubblewrap unavailable")
 
 // Version is a bubblewrap version.
 type Version [3]int
@@ -50,7 +48,7 @@ func Find(configured string) (Info, error) {
 	if p == "" {
 		found, err := exec.LookPath("bwrap")
 		if err != nil {
-			return Info{}, fmt.Errorf("bubblewrap (bwrap) is not installed or not on PATH; %s: %w", installHint, ErrMissing)
+			return Info{}, hostexec.Missingf("bubblewrap (bwrap) is not installed or not on PATH; %s", installHint)
 		}
 		if p, err = filepath.Abs(found); err != nil {
 			return Info{}, err
@@ -58,10 +56,10 @@ func Find(configured string) (Info, error) {
 	}
 	fi, err := os.Stat(p)
 	if err != nil {
-		return Info{}, fmt.Errorf("bubblewrap (bwrapPath %s) cannot be used: %v; fix bwrapPath or %s: %w", p, err, installHint, ErrMissing)
+		return Info{}, hostexec.Missingf("bubblewrap (bwrapPath %s) cannot be used: %v; fix bwrapPath or %s", p, err, installHint)
 	}
 	if fi.IsDir() || fi.Mode().Perm()&0o111 == 0 {
-		return Info{}, fmt.Errorf("bubblewrap (bwrap) is not executable at %s: %w", p, ErrMissing)
+		return Info{}, hostexec.Missingf("bubblewrap (bwrap) is not executable at %s", p)
 	}
 	return Info{Path: p, Setuid: fi.Mode()&os.ModeSetuid != 0}, nil
 }
@@ -71,13 +69,13 @@ func Find(configured string) (Info, error) {
 func CheckVersion(info *Info) error {
 	fi, err := os.Stat(info.Path)
 	if err != nil {
-		return fmt.Errorf("bubblewrap at %s cannot be used: %v: %w", info.Path, err, ErrMissing)
+		return hostexec.Missingf("bubblewrap at %s cannot be used: %v", info.Path, err)
 	}
 	if info.Version, err = version(info.Path, fi); err != nil {
 		return err
 	}
 	if info.Version.Less(MinVersion) {
-		return fmt.Errorf("bubblewrap %s at %s is older than %s, the oldest srt supports; upgrade it: %w", info.Version, info.Path, MinVersion, ErrMissing)
+		return hostexec.Missingf("bubblewrap %s at %s is older than %s, the oldest srt supports; upgrade it", info.Version, info.Path, MinVersion)
 	}
 	return nil
 }
@@ -129,11 +127,11 @@ func version(p string, fi os.FileInfo) (Version, error) {
 	}
 	out, err := exec.Command(p, "--version").CombinedOutput()
 	if err != nil {
-		return Version{}, fmt.Errorf("bubblewrap at %s does not run (%v: %s); reinstall it: %w", p, err, strings.TrimSpace(string(out)), ErrMissing)
+		return Version{}, hostexec.Missingf("bubblewrap at %s does not run (%v: %s); reinstall it", p, err, strings.TrimSpace(string(out)))
 	}
 	v, ok := parseVersion(string(out))
 	if !ok {
-		return Version{}, fmt.Errorf("bubblewrap at %s printed no version (%q): %w", p, strings.TrimSpace(string(out)), ErrMissing)
+		return Version{}, hostexec.Missingf("bubblewrap at %s printed no version (%q)", p, strings.TrimSpace(string(out)))
 	}
 	if cacheFile != "" {
 		os.MkdirAll(filepath.Dir(cacheFile), 0o700)

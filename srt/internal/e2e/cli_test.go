@@ -1,6 +1,11 @@
 package e2e
 
 import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/srt-sandbox/srt/internal/version"
@@ -45,8 +50,26 @@ func TestArgumentsAreQuoted(t *testing.T) {
 
 func TestUsage(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
-		expect(t, w.srt(), 1, "srt: no command given")
-		expect(t, w.srt("--bogus", "true"), 1, "srt: flag provided but not defined: -bogus")
+		// A usage error is said on stderr only: under an .mcp.json, stdout
+		// is the JSON-RPC stream.
+		for _, c := range []struct {
+			args []string
+			msg  string
+		}{
+			{[]string{"--bogus", "true"}, "srt: flag provided but not defined: -bogus\n"},
+			{[]string{"-s"}, "srt: flag needs an argument: -s\n"},
+			{[]string{"-c"}, "srt: flag needs an argument: -c\n"},
+			{[]string{"--control-fd"}, "srt: flag needs an argument: -control-fd\n"},
+			{[]string{"--violations-fd"}, "srt: flag needs an argument: -violations-fd\n"},
+			{[]string{"--control-fd", "x", "true"}, "srt: option '--control-fd <fd>' argument 'x' is invalid."},
+			{[]string{"--violations-fd", "1", "true"}, "srt: --violations-fd needs a descriptor number of 3 or more (got \"1\")\n"},
+			{nil, "srt: no command given"},
+		} {
+			r := w.srt(c.args...)
+			if r.code != 1 || r.stdout != "" || !strings.HasPrefix(r.stderr, c.msg) || !strings.HasSuffix(r.stderr, "\nRun 'srt --help' for usage.\n") {
+				t.Errorf("srt %q: want exit 1, nothing on stdout, %q and the hint to --help on stderr; got %s", c.args, c.msg, r)
+			}
+		}
 		r := w.srt("--version")
 		expect(t, r, 0)
 		if r.stdout != version.Version+"\n" || r.stderr != "" {
@@ -70,5 +93,43 @@ func TestDebugGoesToStderrOnly(t *testing.T) {
 		}
 		r = w.srtEnv([]string{"SRT_DEBUG=1"}, "true")
 		expect(t, r, 0, "srt: debug:")
+	})
+}
+
+// TestDebugLineFormat pins the debug lines' format: "srt: debug: ", the
+// message, then key=value pairs, a value with a space or a quote quoted
+// as a Go string.
+func TestDebugLineFormat(t *testing.T) {
+	dir, err := os.MkdirTemp("", "srt e2e bwrap-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Chmod(dir, 0o755)
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	bwrap := filepath.Join(dir, "bwrap")
+	sys, err := exec.LookPath("bwrap")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := copyFile(sys, bwrap); err != nil {
+		t.Fatal(err)
+	}
+	forEach(t, func(t *testing.T, w *workspace) {
+		r := w.srt("-d", "-s", w.settings(`{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"bwrapPath":"`+bwrap+`"}`), "true")
+		expect(t, r, 0)
+		q := strconv.Quote(bwrap)
+		for _, want := range []string{
+			"srt: debug: sandbox ready bwrap=" + q + " init=" + filepath.Join(bin, "srt-init") + "\n",
+			"srt: debug: bubblewrap checked bwrap=" + q + " version=",
+			"\nsrt: debug: plan:\nroot host-ro\n",
+			"\n\nsrt: debug: layers: user, mount, PID, IPC and network namespaces; ",
+		} {
+			if !strings.Contains(r.stderr, want) {
+				t.Fatalf("debug output lacks %q:\n%s", want, r)
+			}
+		}
+		if r.stdout != "" {
+			t.Fatalf("stdout: %q", r.stdout)
+		}
 	})
 }

@@ -62,3 +62,31 @@ func TestUserNamespacesDisabled(t *testing.T) {
 		t.Fatal("the command ran")
 	}
 }
+
+// TestMissingNetworkProgram: a missing decider or srt-proxy is named as
+// such, not taken for bubblewrap.
+func TestMissingNetworkProgram(t *testing.T) {
+	for _, missing := range []string{"decider", "srt-proxy"} {
+		t.Run(missing, func(t *testing.T) {
+			dir, err := os.MkdirTemp("", "srt-e2e-missing-")
+			if err != nil {
+				t.Fatal(err)
+			}
+			os.Chmod(dir, 0o755) // the unprivileged runner runs srt from it
+			t.Cleanup(func() { os.RemoveAll(dir) })
+			for _, name := range []string{"srt", "srt-init", "decider", "srt-proxy"} {
+				if name == missing {
+					continue
+				}
+				if err := copyFile(filepath.Join(bin, name), filepath.Join(dir, name)); err != nil {
+					t.Fatal(err)
+				}
+			}
+			forEach(t, func(t *testing.T, w *workspace) {
+				cmd := w.command(nil, "-s", w.settings(netSettings(nil, nil, "")), "-c", "curl -sS -m 10 http://example.test/ || true")
+				cmd.Path = filepath.Join(dir, "srt")
+				expect(t, w.run(cmd), 0, "srt: the network proxy could not start, so the sandbox has no network: the network proxy needs "+missing+", installed beside srt or on PATH", "!bubblewrap")
+			})
+		})
+	}
+}

@@ -26,7 +26,7 @@ func TestMain(m *testing.M) {
 	os.Chmod(dir, 0o755)
 	bin = dir
 	build := exec.Command("go", "build", "-tags", "urfave_cli_no_docs", "-o", dir+"/", "github.com/srt-sandbox/srt/cmd/srt", "github.com/srt-sandbox/srt/cmd/srt-init",
-		"github.com/srt-sandbox/decider/cmd/decider", "github.com/srt-sandbox/srt-proxy/cmd/srt-proxy")
+		"github.com/srt-sandbox/decider/cmd/decider", "github.com/srt-sandbox/srt-proxy/cmd/srt-proxy", "github.com/srt-sandbox/srt/internal/e2e/subreaper")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {
@@ -167,7 +167,13 @@ func (w *workspace) srt(args ...string) result {
 
 func (w *workspace) srtEnv(env []string, args ...string) result {
 	w.t.Helper()
-	cmd := w.command(env, args...)
+	return w.run(w.command(env, args...))
+}
+
+// run runs an srt command prepared by command, at most 60 s.
+func (w *workspace) run(cmd *exec.Cmd) result {
+	w.t.Helper()
+	args := cmd.Args[1:]
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	done := make(chan error, 1)

@@ -3,6 +3,7 @@ package e2e
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -98,4 +99,28 @@ func processRunning(marker string) bool {
 		}
 	}
 	return false
+}
+
+// TestNoProcessOutlivesSrt: srt reaps every process it started before it
+// exits. Under a parent that is a child subreaper (a container whose PID 1
+// is the agent host) an unreaped bubblewrap or init stage would otherwise
+// become that parent's zombie, one more per run.
+func TestNoProcessOutlivesSrt(t *testing.T) {
+	up := startUpstream(t)
+	forEach(t, func(t *testing.T, w *workspace) {
+		s := w.settings(netSettings([]string{up.addr()}, nil, ""))
+		for _, c := range []struct{ name, command string }{
+			{"plain", "true"},
+			{"network", curlCode + "http://" + up.addr() + "/a; " + curlCode + "http://denied.test/"},
+			{"background", "sleep 3119 & setsid sleep 3119 & true"},
+		} {
+			cmd := w.command(nil)
+			cmd.Path = filepath.Join(bin, "subreaper")
+			cmd.Args = []string{cmd.Path, "-n", "5", "--", filepath.Join(bin, "srt"), "-s", s, "-c", c.command}
+			r := w.run(cmd)
+			if r.code != 0 || strings.Contains(r.stderr, "subreaper:") {
+				t.Errorf("%s: srt left processes behind (or failed):\n%s", c.name, r)
+			}
+		}
+	})
 }

@@ -22,10 +22,18 @@ func TestSrtProxySubcommand(t *testing.T) {
 	if err != nil || string(out) != version.Version+"\n" {
 		t.Fatalf("srt proxy --version: %q %v", out, err)
 	}
-	usage := exec.Command(srt, "proxy", "--bogus")
-	msg, _ := usage.CombinedOutput()
-	if code := usage.ProcessState.ExitCode(); code != 2 || !strings.Contains(string(msg), "error: unknown option '--bogus'") {
-		t.Fatalf("srt proxy --bogus: exit %d, %q", code, msg)
+	// Usage errors go to stderr only, as srt's own do.
+	for _, c := range []struct{ arg, msg string }{
+		{"--bogus", "error: unknown option '--bogus'"},
+		{"--listen", "error: option '--listen <host:port>' argument missing"},
+	} {
+		usage := exec.Command(srt, "proxy", c.arg)
+		var stdout, stderr strings.Builder
+		usage.Stdout, usage.Stderr = &stdout, &stderr
+		usage.Run()
+		if code := usage.ProcessState.ExitCode(); code != 2 || stdout.Len() != 0 || !strings.Contains(stderr.String(), c.msg) {
+			t.Fatalf("srt proxy %s: exit %d, stdout %q, stderr %q", c.arg, code, stdout.String(), stderr.String())
+		}
 	}
 
 	// A real run: the decider's socket as descriptor 3, a request through

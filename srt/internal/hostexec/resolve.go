@@ -21,6 +21,25 @@ type untrustedError struct{ msg string }
 func (e *untrustedError) Error() string        { return e.msg }
 func (e *untrustedError) Is(target error) bool { return target == ErrUntrusted }
 
+// ErrMissing is matched (errors.Is) by the errors of a program srt needs
+// that is missing, too old or broken: bubblewrap, the shell, decider,
+// srt-proxy.
+var ErrMissing = errors.New("missing program")
+
+// missingError is a missing program: its text is the whole message, which
+// names the program and the fix; it matches ErrMissing.
+type missingError struct{ err error }
+
+func (e *missingError) Error() string        { return e.err.Error() }
+func (e *missingError) Unwrap() error        { return e.err }
+func (e *missingError) Is(target error) bool { return target == ErrMissing }
+
+// Missingf is the error of a missing program: the message, which must name
+// the program, is formatted as by fmt.Errorf.
+func Missingf(format string, a ...any) error {
+	return &missingError{fmt.Errorf(format, a...)}
+}
+
 // Program is a program srt runs, resolved and checked on the host.
 type Program struct {
 	// Name is what the messages call it: "bwrap", "srt-init", …
