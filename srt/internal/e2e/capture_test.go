@@ -113,10 +113,10 @@ func TestCaptureNames(t *testing.T) {
 		s := w.settings(captureNameSettings([]string{"app.test", "127.0.0.1:" + itoa(up.port)}, ""))
 		r := w.withHosts(captureHosts, "-s", s, "--show-violations", "-c", resetFn+
 			`dig +short app.test A; dig +short app.test AAAA; echo "txt=[$(dig +short app.test TXT)]"; dig app.test TXT | grep -o 'status: [A-Z]*'; `+
-				`getent hosts app.test | awk '{print "getent", $1}'; getent ahostsv4 app.test | awk 'NR==1 {print "getent", $1}'; `+
-				`curl -sS --noproxy '*' http://app.test:`+itoa(up.port)+`/named | head -1; `+
-				`python3 -c 'import socket; a = socket.getaddrinfo("app.test", `+itoa(up.port)+`, socket.AF_INET)[0][4]; s = socket.create_connection(a, 10); s.sendall(b"GET /py HTTP/1.0\r\nHost: app.test\r\n\r\n"); print(s.recv(200).decode().split("\r\n\r\n")[1].splitlines()[0])'; `+
-				`curl -sS --noproxy '*' http://evil.test:`+itoa(up.port)+`/evil; echo "evil-exit=$(reset $?)"`)
+			`getent hosts app.test | awk '{print "getent", $1}'; getent ahostsv4 app.test | awk 'NR==1 {print "getent", $1}'; `+
+			`curl -sS --noproxy '*' http://app.test:`+itoa(up.port)+`/named | head -1; `+
+			`python3 -c 'import socket; a = socket.getaddrinfo("app.test", `+itoa(up.port)+`, socket.AF_INET)[0][4]; s = socket.create_connection(a, 10); s.sendall(b"GET /py HTTP/1.0\r\nHost: app.test\r\n\r\n"); print(s.recv(200).decode().split("\r\n\r\n")[1].splitlines()[0])'; `+
+			`curl -sS --noproxy '*' http://evil.test:`+itoa(up.port)+`/evil; echo "evil-exit=$(reset $?)"`)
 		expect(t, r, 0, "198.18.128.", "fd00:5253:0:1::", "txt=[]", "status: NOERROR",
 			"getent 198.18.128.", "getent fd00:5253:0:1::",
 			"upstream saw GET /named host=app.test:"+itoa(up.port),
@@ -242,8 +242,8 @@ func TestCaptureCannotBeChanged(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
 		r := w.sh(netSettings(nil, nil, ""),
 			`printf '*nat\nCOMMIT\n' | /usr/sbin/iptables-restore 2>&1 | tail -1; echo "restore=${PIPESTATUS[1]}"; `+
-			`/usr/sbin/ip route del default 2>&1; /usr/sbin/ip addr add 10.9.9.9/32 dev lo 2>&1; `+
-			`python3 -c '
+				`/usr/sbin/ip route del default 2>&1; /usr/sbin/ip addr add 10.9.9.9/32 dev lo 2>&1; `+
+				`python3 -c '
 import socket
 for fam, addr in ((socket.AF_INET, ("0.0.0.0", 3129)), (socket.AF_INET, ("127.0.0.1", 3129)), (socket.AF_INET6, ("::1", 3129)), (socket.AF_INET, ("127.0.0.53", 53)), (socket.AF_INET, ("127.0.0.1", 3128))):
     s = socket.socket(fam, socket.SOCK_STREAM)
