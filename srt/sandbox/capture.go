@@ -126,7 +126,11 @@ func (m *Manager) startNetwork(cfg *settings.Config, lists ...[]string) (*netns.
 		}
 		return nil, nil, fmt.Errorf("sandbox: %w", err)
 	}
-	return n, &plan.Network{DNS: spec.Capture, Capture: spec.Capture}, nil
+	network := &plan.Network{Capture: spec.Capture}
+	if spec.Capture {
+		network.ResolvConf = netns.ResolvConf
+	}
+	return n, network, nil
 }
 
 // loopbackEntries are the destinations inside the sandbox that the

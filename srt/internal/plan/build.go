@@ -109,7 +109,7 @@ func Build(in Input) (*Plan, error) {
 	b.p.TrustBundle = in.TrustBundle
 	if in.Network != nil {
 		b.p.SharedNet = true
-		if in.Network.DNS {
+		if in.Network.ResolvConf != "" {
 			b.resolvConf()
 		}
 	}

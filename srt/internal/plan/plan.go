@@ -79,10 +79,13 @@ func (l Limits) orDefaults() Limits {
 
 // Network is the namespace srt prepared.
 type Network struct {
-	// DNS: the sandbox's resolver is srt-proxy's (netns.DNS). The
-	// sandbox's /etc/resolv.conf (the file it leads to when it is a
-	// symlink) shows netns.ResolvConf instead of the host's.
-	DNS bool
+	// ResolvConf, when set, is the sandbox's resolv.conf (naming
+	// srt-proxy's resolver, netns.DNS): /etc/resolv.conf (the file it
+	// leads to when it is a symlink) shows it instead of the host's,
+	// unless it holds exactly that already (a sandbox inside a sandbox:
+	// the outer one's file is a mount of a deleted file, on which nothing
+	// can be mounted).
+	ResolvConf string
 	// Capture: the command waits for the capture rules (the init stage
 	// starts it once srt says they are in place, or failed).
 	Capture bool

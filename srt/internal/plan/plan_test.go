@@ -162,7 +162,7 @@ func TestGolden(t *testing.T) {
 				Env: []string{"GIT_CONFIG_COUNT=2"}, Command: []string{"/usr/bin/bash", "-c", "true"},
 				Proxy: &Proxy{HTTPPort: 3128, SOCKSPort: 1080, User: "srt.Y21kK3g/eT0=", Token: "0123456789abcdef0123456789abcdef",
 					Connect: []string{"/usr/local/bin/srt-init", "--srt-connect=v1"}},
-				Network: &Network{DNS: true, Capture: true},
+				Network: &Network{ResolvConf: "nameserver 127.0.0.53\n", Capture: true},
 				Helpers: []string{"/usr/local/bin/srt-init"},
 			}
 			if c.in != nil {

@@ -23,6 +23,11 @@ func (b *builder) resolvConf() {
 			err = errors.New("not a regular file")
 		}
 	}
+	if err == nil {
+		if have, rerr := b.in.FS.ReadFile(p, len(b.in.Network.ResolvConf)+1); rerr == nil && string(have) == b.in.Network.ResolvConf {
+			return
+		}
+	}
 	if err != nil {
 		b.p.Warnings = append(b.p.Warnings, "programs that resolve names themselves cannot inside the sandbox: "+resolvConfPath+" leads to "+p+", which cannot be replaced ("+errText(err)+"); programs that use the proxy settings are not affected")
 		return
