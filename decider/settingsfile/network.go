@@ -3,6 +3,7 @@ package settingsfile
 import (
 	"net/netip"
 
+	"github.com/srt-sandbox/decider/control"
 	"github.com/srt-sandbox/decider/policy"
 )
 
@@ -96,4 +97,24 @@ func (c *Checker) Patterns(p Path, v *Value, parse func(string) (policy.Pattern,
 		pats = append(pats, pat)
 	}
 	return raw, pats
+}
+
+// Control is the block as the decider's engine takes it (decider/control's
+// Network, which srt sends the decider it starts): the lists as written,
+// never nil, and the address ranges in their canonical text.
+func (n *Network) Control() *control.Network {
+	out := &control.Network{
+		AllowedDomains: n.AllowedDomains, DeniedDomains: n.DeniedDomains,
+		DeniedDomainReasons: n.DeniedDomainReasons, StrictAllowlist: n.StrictAllowlist,
+	}
+	if out.AllowedDomains == nil {
+		out.AllowedDomains = []string{}
+	}
+	if out.DeniedDomains == nil {
+		out.DeniedDomains = []string{}
+	}
+	for _, p := range n.DeniedResolvedAddresses {
+		out.DeniedResolvedAddresses = append(out.DeniedResolvedAddresses, p.String())
+	}
+	return out
 }
