@@ -49,8 +49,7 @@ func runAlone(path string, in io.Reader, out io.Writer, log zerolog.Logger) int 
 	}
 	a := &alone{decider: newDecider(in, out, protocol.Line), path: path, last: data, lastRead: true}
 	a.log = log
-	a.lists = gateLists
-	a.sync = func(uint64) error { return nil } // srt's alone
+	a.lists = gateLists // no sync: srt's alone
 	if err := a.eng.SetNetwork(n.Control(), false); err != nil {
 		log.Error().Msg(err.Error())
 		return exitStop
@@ -160,10 +159,13 @@ func (a *alone) reload(asked bool) {
 	}
 	cn := n.Control()
 	old := a.eng.Network()
-	if err := a.setNetwork(cn); err != nil {
+	if err := a.eng.SetNetwork(cn, false); err != nil {
 		keep(a.path + ": " + err.Error())
 		return
 	}
+	// A write that fails means srt-proxy is gone: the proxy loop ends and
+	// says so.
+	a.update(cn)
 	a.warnGate(n)
 	if !a.ext {
 		oa, od := gateLists(old)

@@ -73,6 +73,11 @@ func (d *decider) setNetwork(n *control.Network) error {
 	if err := d.eng.SetNetwork(n, d.ask); err != nil {
 		return err
 	}
+	return d.update(n)
+}
+
+// update sends the proxy the lists of n, under srt.v1.
+func (d *decider) update(n *control.Network) error {
 	if !d.ext {
 		return nil
 	}
