@@ -189,7 +189,7 @@ type gate struct {
 type gateOpts struct {
 	settings string   // the decider's file
 	args     []string // the decider's other options
-	hosts    string   // when set, srt-proxy sees this /etc/hosts (needs root)
+	hosts    string   // when set, srt-proxy sees this /etc/hosts
 }
 
 // startGate starts the decider with settings and srt-proxy alone beside
@@ -236,18 +236,21 @@ func freePort(t *testing.T) string {
 }
 
 // withHosts runs bin in a mount namespace of its own where hosts is bound
-// over /etc/hosts; the machine's file is not touched.
+// over /etc/hosts; the machine's file is not touched. Run by another user
+// than root, the mount namespace belongs to a user namespace of its own
+// (where it is root).
 func withHosts(t *testing.T, hosts, bin string, args []string) *exec.Cmd {
 	t.Helper()
-	if os.Geteuid() != 0 {
-		t.Fatal("this test needs root, to give srt-proxy a private /etc/hosts (scripts/test runs it as root)")
-	}
 	f := filepath.Join(t.TempDir(), "hosts")
 	if err := os.WriteFile(f, []byte(hosts), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	unshare := []string{"--mount", "--propagation", "private"}
+	if os.Geteuid() != 0 {
+		unshare = append([]string{"--user", "--map-root-user"}, unshare...)
+	}
 	script := `mount --bind "$1" /etc/hosts && shift && exec "$0" "$@"`
-	return exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "sh", "-c", script, bin, f}, args...)...)
+	return exec.Command("unshare", append(append(unshare, "sh", "-c", script, bin, f), args...)...)
 }
 
 // curl runs curl through the gate; it returns what curl printed (-i: the

@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -23,10 +22,7 @@ import (
 // decider driven from the test at the other end of a socket pair (or a
 // pair of pipes).
 
-var (
-	binary string // the srt-proxy built for the tests
-	binDir string // where it is
-)
+var binary string // the srt-proxy built for the tests
 
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(sandboxNSEnv); spec != "" {
@@ -37,7 +33,6 @@ func TestMain(m *testing.M) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	binDir = dir
 	binary = filepath.Join(dir, "srt-proxy")
 	build := exec.Command("go", "build", "-tags=urfave_cli_no_docs", "-o", binary, ".")
 	build.Env = append(os.Environ(), "CGO_ENABLED=0")
@@ -49,32 +44,6 @@ func TestMain(m *testing.M) {
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)
-}
-
-var (
-	deciderOnce sync.Once
-	deciderBin  string
-	deciderErr  error
-)
-
-// deciderBinary is srt's reference decider (decider/cmd/decider), built
-// once for the tests that run it.
-func deciderBinary(t *testing.T) string {
-	t.Helper()
-	deciderOnce.Do(func() {
-		deciderBin = filepath.Join(binDir, "decider")
-		build := exec.Command("go", "build", "-tags=urfave_cli_no_docs", "-o", deciderBin, "./cmd/decider")
-		build.Dir = "../../../decider"
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		var out []byte
-		if out, deciderErr = build.CombinedOutput(); deciderErr != nil {
-			deciderErr = fmt.Errorf("building the decider: %v\n%s", deciderErr, out)
-		}
-	})
-	if deciderErr != nil {
-		t.Fatal(deciderErr)
-	}
-	return deciderBin
 }
 
 var framings = []protocol.Framing{protocol.Line, protocol.Length}
