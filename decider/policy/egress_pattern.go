@@ -2,6 +2,7 @@ package policy
 
 import (
 	"net/netip"
+	"strconv"
 	"strings"
 )
 
@@ -71,4 +72,33 @@ func EgressLists(allowed, denied []string) (*Lists, []FieldError) {
 		return nil, errs
 	}
 	return l, nil
+}
+
+// EgressEntry is the entry as a decider hello's lists spell it
+// (ValidEgressEntry's grammar), matching what the entry matches: the name
+// lower-cased, an IPv6 literal in brackets, the port kept. ok is false for
+// an entry the hello cannot carry: a bare "*" (deny-all) and a name the
+// hello's labels do not admit (an "_" in it, or a last label that starts
+// with a digit).
+func (p Pattern) EgressEntry() (entry string, ok bool) {
+	switch p.kind {
+	case kindName:
+		entry = p.host
+	case kindWildcard:
+		entry = "*." + p.host
+	case kindIP:
+		entry = p.ip.String()
+		if p.ip.Is6() {
+			entry = "[" + entry + "]"
+		}
+	default:
+		return "", false
+	}
+	if p.port != 0 {
+		entry += ":" + strconv.Itoa(p.port)
+	}
+	if !ValidEgressEntry(entry) {
+		return "", false
+	}
+	return entry, true
 }

@@ -93,3 +93,35 @@ func FuzzParseEgressPattern(f *testing.F) {
 		}
 	})
 }
+
+func TestEgressEntry(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"example.com", "example.com"},
+		{"Example.COM:8443", "example.com:8443"},
+		{"*.Example.org", "*.example.org"},
+		{"*.example.org:443", "*.example.org:443"},
+		{"localhost", "localhost"},
+		{"LocalHost:3000", "localhost:3000"},
+		{"127.0.0.1", "127.0.0.1"},
+		{"10.0.0.1:22", "10.0.0.1:22"},
+		{"[::1]", "[::1]"},
+		{"[2001:DB8::0:1]:443", "[2001:db8::1]:443"},
+		{"[::ffff:10.0.0.1]", "10.0.0.1"},
+		{"[fe80::1%eth0]", "[fe80::1]"},
+		{"a-b.example", "a-b.example"},
+		// The hello cannot carry these.
+		{"*", ""},
+		{"*:25", ""},
+		{"my_host.example.com", ""},
+		{"a.1b", ""},
+	} {
+		p, err := ParseDenyPattern(c.in)
+		if err != nil {
+			t.Fatalf("%q: %v", c.in, err)
+		}
+		got, ok := p.EgressEntry()
+		if got != c.want || ok != (c.want != "") {
+			t.Errorf("%q: %q %v, want %q", c.in, got, ok, c.want)
+		}
+	}
+}

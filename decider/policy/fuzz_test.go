@@ -301,3 +301,48 @@ func FuzzCheckAddr(f *testing.F) {
 		}
 	})
 }
+
+// FuzzEgressEntry: an entry the hello can carry (EgressEntry) is one of the
+// hello's grammar, spelt the same way again, and it matches what the
+// settings entry matches; one it cannot carry is deny-all or a name outside
+// the hello's labels.
+func FuzzEgressEntry(f *testing.F) {
+	for _, tc := range allowCases {
+		f.Add(tc.in, "a.example.com", uint16(443))
+	}
+	f.Add("*.Example.org:8443", "x.example.org", uint16(8443))
+	f.Add("[::ffff:7f00:1]", "127.0.0.1", uint16(80))
+	f.Add("my_host.example", "my_host.example", uint16(80))
+	f.Fuzz(func(t *testing.T, s, host string, port uint16) {
+		p, err := ParseDenyPattern(s)
+		if err != nil {
+			return
+		}
+		entry, ok := p.EgressEntry()
+		if !ok {
+			if entry != "" {
+				t.Fatalf("%q: not carried, yet %q", s, entry)
+			}
+			if !p.DenyAll() && (p.IsIP() || ValidEgressEntry(p.Host()) && !strings.Contains(p.Host(), "_")) {
+				t.Fatalf("%q: the hello could carry it, yet EgressEntry refuses", s)
+			}
+			return
+		}
+		e, err := ParseEgressPattern(entry)
+		if err != nil {
+			t.Fatalf("%q → %q, which is not a hello entry: %v", s, entry, err)
+		}
+		if again, ok := e.EgressEntry(); !ok || again != entry {
+			t.Fatalf("%q → %q → %q %v", s, entry, again, ok)
+		}
+		h, err := CanonicalHost(host)
+		if err != nil {
+			return
+		}
+		for _, port := range []int{int(port), p.Port(), 80} {
+			if port > 0 && p.Match(h, port) != e.Match(h, port) {
+				t.Fatalf("%q and its hello entry %q differ on %s:%d: %v, %v", s, entry, h, port, p.Match(h, port), e.Match(h, port))
+			}
+		}
+	})
+}

@@ -49,9 +49,9 @@ func decodeReq(o jsonValue, ext bool) (*Req, error) {
 	switch {
 	case err != nil:
 	case ext && !kind:
+		// user may be absent: srt-proxy run alone has no proxy
+		// authentication, so no username to send.
 		err = missing("kind")
-	case ext && r.User == "":
-		err = missing("user")
 	default:
 		if err = checkID(r.ID); err == nil {
 			_, err = checkReq(r)

@@ -29,7 +29,8 @@
 //	  │ ◀── {"t":"verdict","id":3,…} (late: dropped) ──────── │
 //
 // With the srt.v1 extension (offered and accepted in the hellos, line
-// framing only) a req also carries "kind" and "user", the decider may send
+// framing only) a req also carries "kind" and, when the client gave one,
+// "user", the decider may send
 // "update" at any time, and the proxy sends "refused" when it turns down a
 // request after an allow.
 //

@@ -129,7 +129,7 @@ type Req struct {
 	Query      *string // what follows the first '?', nil when empty
 	Headers    Headers // without host; nil when none
 	Kind       Kind    // srt.v1; KindNone otherwise
-	User       string  // srt.v1: the username the client authenticated with; "" otherwise
+	User       string  // srt.v1: the username the client authenticated with; "" when none (srt-proxy alone) and without srt.v1
 }
 
 // Body carries up to need_body's max bytes of a request's body.

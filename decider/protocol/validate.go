@@ -217,14 +217,16 @@ func checkReqText(r *Req) error {
 	return checkReqKind(r)
 }
 
-// checkReqKind: srt.v1's kind and user, both present, and consistent with
-// the rest of the req.
+// checkReqKind: srt.v1's kind, present, and consistent with the rest of the
+// req; user, when present, plain text.
 func checkReqKind(r *Req) error {
 	if r.Kind < KindConnect || r.Kind > KindHTTP {
 		return fmt.Errorf("kind %q: want connect, socks or http", r.Kind)
 	}
-	if err := plainText("user", r.User); err != nil {
-		return err
+	if r.User != "" {
+		if err := plainText("user", r.User); err != nil {
+			return err
+		}
 	}
 	if r.Kind == KindHTTP {
 		if r.Method == "CONNECT" {

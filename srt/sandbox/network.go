@@ -225,21 +225,7 @@ func parentProxy(cfg *settings.Config) settings.ParentProxy {
 
 // networkOf is the part of the settings the decider applies.
 func networkOf(cfg *settings.Config) control.Network {
-	n := cfg.Network
-	out := control.Network{
-		AllowedDomains: n.AllowedDomains, DeniedDomains: n.DeniedDomains,
-		DeniedDomainReasons: n.DeniedDomainReasons, StrictAllowlist: n.StrictAllowlist,
-	}
-	if out.AllowedDomains == nil {
-		out.AllowedDomains = []string{}
-	}
-	if out.DeniedDomains == nil {
-		out.DeniedDomains = []string{}
-	}
-	for _, p := range n.DeniedResolvedAddresses {
-		out.DeniedResolvedAddresses = append(out.DeniedResolvedAddresses, p.String())
-	}
-	return out
+	return *cfg.Network.Control()
 }
 
 // SyncViolations returns once every violation of the commands that have

@@ -1,9 +1,8 @@
 package settings
 
 import (
-	"net/netip"
-
 	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/settingsfile"
 )
 
 // Config is a validated settings file. The zero value is not meaningful; use
@@ -33,16 +32,12 @@ type Config struct {
 	Ignored []string
 }
 
-// Network is the network section.
+// Network is the network section: the part the decider applies
+// (allowedDomains, deniedDomains, deniedDomainReasons, strictAllowlist,
+// deniedResolvedAddresses, and Lists, the lists parsed), then srt's own.
 type Network struct {
-	AllowedDomains      []string
-	DeniedDomains       []string
-	DeniedDomainReasons map[string]string
-	// Lists is AllowedDomains, DeniedDomains and DeniedDomainReasons parsed.
-	Lists                   *policy.Lists
-	StrictAllowlist         bool
-	DeniedResolvedAddresses []netip.Prefix
-	AllowAllUnixSockets     bool
+	settingsfile.Network
+	AllowAllUnixSockets bool
 	// HTTPProxyPort and SOCKSProxyPort, when not 0, are the ports of
 	// external proxies on this host's localhost that the sandbox's HTTP
 	// (3128) and SOCKS (1080) proxy ports are relayed to, byte for byte,
@@ -154,7 +149,7 @@ const DefaultMandatoryDenySearchDepth = 3
 func Default() *Config {
 	lists, _ := policy.ParseLists(nil, nil, nil, false)
 	return &Config{
-		Network:                  Network{Lists: lists},
+		Network:                  Network{Network: settingsfile.Network{Lists: lists}},
 		MandatoryDenySearchDepth: DefaultMandatoryDenySearchDepth,
 	}
 }

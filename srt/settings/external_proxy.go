@@ -13,13 +13,13 @@ const (
 // on a side of the sandbox's proxies that an external proxy serves: they
 // would silently do nothing.
 func (c *checker) externalProxy(p path, v *value, n *Network) {
-	if v == nil || v.kind != kindObject {
+	if v == nil || v.Kind != kindObject {
 		return
 	}
 	http, socks := n.HTTPProxyPort != 0, n.SOCKSProxyPort != 0
 	if http {
-		if v.get("tlsTerminate") != nil {
-			c.add(p.key("tlsTerminate"), "%s", tlsWithExternalMessage)
+		if v.Get("tlsTerminate") != nil {
+			c.Add(p.Key("tlsTerminate"), "%s", tlsWithExternalMessage)
 		}
 		for _, k := range []struct {
 			name string
@@ -31,7 +31,7 @@ func (c *checker) externalProxy(p path, v *value, n *Network) {
 			{"stripResponseHeaders", len(n.StripResponseHeaders) > 0},
 		} {
 			if k.on {
-				c.add(p.key(k.name), "is a rule of srt's own HTTP proxy, and network.httpProxyPort sends the sandbox's HTTP proxy connections to an external proxy instead, so it would have no effect; remove one of the two, and have the external proxy apply it")
+				c.Add(p.Key(k.name), "is a rule of srt's own HTTP proxy, and network.httpProxyPort sends the sandbox's HTTP proxy connections to an external proxy instead, so it would have no effect; remove one of the two, and have the external proxy apply it")
 			}
 		}
 	}
@@ -40,9 +40,9 @@ func (c *checker) externalProxy(p path, v *value, n *Network) {
 		if !http {
 			key = "socksProxyPort"
 		}
-		c.add(p.key("refuseOpaqueTunnels"), "cannot hold with network.%s: the tunnels the sandbox opens through the external proxy on that port never reach srt's own proxy; remove one of the two, and have the external proxy refuse them", key)
+		c.Add(p.Key("refuseOpaqueTunnels"), "cannot hold with network.%s: the tunnels the sandbox opens through the external proxy on that port never reach srt's own proxy; remove one of the two, and have the external proxy refuse them", key)
 	}
-	if http && socks && v.get("parentProxy") != nil {
-		c.add(p.key("parentProxy"), "%s", parentWithExternalMessage)
+	if http && socks && v.Get("parentProxy") != nil {
+		c.Add(p.Key("parentProxy"), "%s", parentWithExternalMessage)
 	}
 }

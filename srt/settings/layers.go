@@ -10,17 +10,17 @@ const (
 // requireLandlock reads requireLandlock, refusing it beside the settings
 // that turn Landlock's write limit off.
 func (c *checker) requireLandlock(p path, v *value, cfg *Config, root *value) {
-	on, ok := c.boolean(p, v)
+	on, ok := c.Boolean(p, v)
 	if !ok || !on {
 		return
 	}
 	cfg.RequireLandlock = true
-	if isTrue(root.get("allowNestedUserNamespaces")) {
-		c.add(p, "%s", requireLandlockNested)
+	if isTrue(root.Get("allowNestedUserNamespaces")) {
+		c.Add(p, "%s", requireLandlockNested)
 	}
-	if fs := root.get("filesystem"); fs != nil && isTrue(fs.get("disabled")) {
-		c.add(p, "%s", requireLandlockDisabled)
+	if fs := root.Get("filesystem"); fs != nil && isTrue(fs.Get("disabled")) {
+		c.Add(p, "%s", requireLandlockDisabled)
 	}
 }
 
-func isTrue(v *value) bool { return v != nil && v.kind == kindBool && v.boolean }
+func isTrue(v *value) bool { return v != nil && v.Kind == kindBool && v.Bool }

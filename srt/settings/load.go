@@ -7,9 +7,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 
-	"golang.org/x/sys/unix"
+	"github.com/srt-sandbox/decider/settingsfile"
 )
 
 // FileName is the default settings file, in the home directory.
@@ -27,7 +26,7 @@ const (
 
 // ErrInvalid is matched (errors.Is) by every error that means a settings
 // file cannot be used.
-var ErrInvalid = errors.New("invalid settings")
+var ErrInvalid = settingsfile.ErrInvalid
 
 // FileError is a settings file that cannot be used. Its Error is the
 // reference's first line; Refusal is the line that follows it.
@@ -59,7 +58,7 @@ func Load(p string, explicit bool) (*Config, bool, error) {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, false, &FileError{Path: p, Refusal: RefuseMissing, Err: errors.New("does not exist.")}
 		}
-		return nil, false, &FileError{Path: p, Refusal: RefuseBroken, Err: fmt.Errorf("could not be read (%s).", errnoName(err))}
+		return nil, false, &FileError{Path: p, Refusal: RefuseBroken, Err: fmt.Errorf("could not be read (%s).", settingsfile.ErrnoName(err))}
 	}
 	if strings.TrimSpace(string(data)) == "" {
 		return nil, false, &FileError{Path: p, Refusal: RefuseBroken, Err: errors.New("is empty. Delete it, or put a config in it.")}
@@ -69,14 +68,4 @@ func Load(p string, explicit bool) (*Config, bool, error) {
 		return nil, false, &FileError{Path: p, Refusal: RefuseBroken, Err: err}
 	}
 	return cfg, true, nil
-}
-
-func errnoName(err error) string {
-	var errno syscall.Errno
-	if errors.As(err, &errno) {
-		if name := unix.ErrnoName(errno); name != "" {
-			return name
-		}
-	}
-	return err.Error()
 }

@@ -12,24 +12,26 @@ import (
 	"testing"
 
 	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/settingsfile"
 )
 
-// dynamicMessages are the c.add call sites whose message is not a literal
-// in this package, by enclosing function, with the text they produce. A new
-// site of that kind fails TestExamplesCoverEveryMessage until it is listed.
+// dynamicMessages are the c.Add call sites whose message is not a literal
+// in this package (or in the part of decider/settingsfile it checks with),
+// by enclosing function, with the text they produce. A new site of that kind
+// fails TestExamplesCoverEveryMessage until it is listed.
 var dynamicMessages = map[string][]string{
 	// unknownKey builds its message, with or without a hint.
 	"unknownKey": {
 		`unknown key: srt refuses keys it does not know, so that a misspelt setting cannot silently drop a rule`,
 		`unknown key: srt refuses keys it does not know, so that a misspelt setting cannot silently drop a rule; did you mean "%s"?`,
 	},
-	// patterns reports the message of the list it checks.
-	"patterns": {patternMessage, allowPatternMessage, denyPatternMessage},
-	// network's deniedResolvedAddresses reports the policy package's error.
-	"network": {policy.InvalidAddressRangeMessage},
+	// Patterns reports the message of the list it checks.
+	"Patterns": {settingsfile.PatternMessage, settingsfile.AllowPatternMessage, settingsfile.DenyPatternMessage},
+	// NetworkObject's deniedResolvedAddresses reports the policy package's error.
+	"NetworkObject": {policy.InvalidAddressRangeMessage},
 }
 
-// TestExamplesCoverEveryMessage reads every c.add call in this package's
+// TestExamplesCoverEveryMessage reads every c.Add call in this package's
 // source and requires each message it can produce to appear in some
 // invalid example's .expect file, so that no refusal goes untested there.
 func TestExamplesCoverEveryMessage(t *testing.T) {
@@ -82,14 +84,19 @@ func formatRegexp(format string) *regexp.Regexp {
 	return regexp.MustCompile(b.String())
 }
 
-// packageMessages lists the message formats of every c.add call in the
-// package's non-test files.
+// packageMessages lists the message formats of every c.Add call in the
+// package's non-test files and in the files of decider/settingsfile this
+// package checks with (its checker and the decider's network keys; not the
+// decider's own file, which srt does not read).
 func packageMessages(t *testing.T) []string {
 	t.Helper()
 	fset := token.NewFileSet()
 	names, err := filepath.Glob("*.go")
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, f := range []string{"check.go", "network.go"} {
+		names = append(names, filepath.Join(repoRoot(t), "decider", "settingsfile", f))
 	}
 	consts := map[string]ast.Expr{}
 	var files []*ast.File
@@ -139,7 +146,7 @@ func packageMessages(t *testing.T) []string {
 				}
 				format, ok := constString(call.Args[1], consts)
 				if !ok {
-					t.Errorf("%s: c.add with a format that is not a constant", fset.Position(call.Pos()))
+					t.Errorf("%s: c.Add with a format that is not a constant", fset.Position(call.Pos()))
 					return true
 				}
 				if format == "%s" && len(call.Args) == 3 {
@@ -149,7 +156,7 @@ func packageMessages(t *testing.T) []string {
 					}
 					dyn, listed := dynamicMessages[fd.Name.Name]
 					if !listed {
-						t.Errorf("%s: c.add(p, \"%%s\", …) in %s with a message that is not a constant; list what it says in dynamicMessages", fset.Position(call.Pos()), fd.Name.Name)
+						t.Errorf("%s: c.Add(p, \"%%s\", …) in %s with a message that is not a constant; list what it says in dynamicMessages", fset.Position(call.Pos()), fd.Name.Name)
 					}
 					for _, s := range dyn {
 						addFormat(s)
@@ -166,7 +173,7 @@ func packageMessages(t *testing.T) []string {
 
 func isCheckerAdd(call *ast.CallExpr) bool {
 	sel, ok := call.Fun.(*ast.SelectorExpr)
-	if !ok || sel.Sel.Name != "add" {
+	if !ok || sel.Sel.Name != "Add" {
 		return false
 	}
 	id, ok := sel.X.(*ast.Ident)

@@ -1,38 +1,20 @@
 package settings
 
-import (
-	"strings"
+import "github.com/srt-sandbox/decider/settingsfile"
+
+type (
+	// InvalidError lists every problem in a settings document.
+	InvalidError = settingsfile.InvalidError
+	// SyntaxError is a document that is not JSON.
+	SyntaxError = settingsfile.SyntaxError
 )
-
-// InvalidError lists every problem in a settings document.
-type InvalidError struct {
-	Issues []Issue
-}
-
-func (e *InvalidError) Error() string {
-	parts := make([]string, len(e.Issues))
-	for i, is := range e.Issues {
-		parts[i] = is.String()
-	}
-	return "does not hold a valid config — " + strings.Join(parts, "; ")
-}
-
-// Is makes every InvalidError match ErrInvalid.
-func (e *InvalidError) Is(target error) bool { return target == ErrInvalid }
-
-// SyntaxError is a document that is not JSON.
-type SyntaxError struct {
-	Msg string
-}
-
-func (e *SyntaxError) Error() string { return "is not valid JSON: " + e.Msg }
 
 // Parse validates a settings document. It returns *SyntaxError or
 // *InvalidError; an InvalidError lists every problem found, not the first.
 func Parse(data []byte) (*Config, error) {
-	root, err := parseJSON(data)
+	root, err := settingsfile.Parse(data)
 	if err != nil {
-		return nil, &SyntaxError{Msg: err.Error()}
+		return nil, err
 	}
 	return fromValue(root)
 }
@@ -40,14 +22,14 @@ func Parse(data []byte) (*Config, error) {
 func fromValue(root *value) (*Config, error) {
 	cfg := Default()
 	c := &checker{}
-	if c.object(nil, root, c.topFields(cfg, root)) {
-		if len(c.issues) == 0 {
+	if c.Object(nil, root, c.topFields(cfg, root)) {
+		if len(c.Issues) == 0 {
 			c.unimplemented(cfg, root)
 		}
 	}
-	if len(c.issues) > 0 {
-		return nil, &InvalidError{Issues: c.issues}
+	if len(c.Issues) > 0 {
+		return nil, &InvalidError{Issues: c.Issues}
 	}
-	cfg.Ignored = c.ignored
+	cfg.Ignored = c.Ignored
 	return cfg, nil
 }

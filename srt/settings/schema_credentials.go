@@ -24,56 +24,56 @@ func isEnvName(s string) bool {
 func (c *checker) credentials(p path, v *value, cfg *Config, root *value) {
 	cr := &cfg.Credentials
 	cr.Present = true
-	ok := c.object(p, v, []field{
-		{name: "files", check: func(p path, v *value) {
-			arr, ok := c.array(p, v)
+	ok := c.Object(p, v, []field{
+		{Name: "files", Check: func(p path, v *value) {
+			arr, ok := c.Array(p, v)
 			if !ok {
 				return
 			}
 			fsDisabled := false
-			if fsv := root.get("filesystem"); fsv != nil && fsv.kind == kindObject {
-				d := fsv.get("disabled")
-				fsDisabled = d != nil && d.kind == kindBool && d.boolean
+			if fsv := root.Get("filesystem"); fsv != nil && fsv.Kind == kindObject {
+				d := fsv.Get("disabled")
+				fsDisabled = d != nil && d.Kind == kindBool && d.Bool
 			}
 			for i, e := range arr {
-				if f, ok := c.credentialFile(p.idx(i), e, fsDisabled); ok {
+				if f, ok := c.credentialFile(p.Idx(i), e, fsDisabled); ok {
 					cr.Files = append(cr.Files, f)
 				}
 			}
 		}},
-		{name: "envVars", check: func(p path, v *value) {
-			arr, ok := c.array(p, v)
+		{Name: "envVars", Check: func(p path, v *value) {
+			arr, ok := c.Array(p, v)
 			if !ok {
 				return
 			}
 			for i, e := range arr {
-				if ev, ok := c.credentialEnv(p.idx(i), e); ok {
+				if ev, ok := c.credentialEnv(p.Idx(i), e); ok {
 					cr.EnvVars = append(cr.EnvVars, ev)
 				}
 			}
 		}},
-		{name: "allowPlaintextInject", check: func(p path, v *value) { cr.AllowPlaintextInject, _ = c.boolean(p, v) }},
-		{name: "awsPairs", check: func(p path, v *value) {
-			arr, ok := c.array(p, v)
+		{Name: "allowPlaintextInject", Check: func(p path, v *value) { cr.AllowPlaintextInject, _ = c.Boolean(p, v) }},
+		{Name: "awsPairs", Check: func(p path, v *value) {
+			arr, ok := c.Array(p, v)
 			if !ok {
 				return
 			}
 			for i, e := range arr {
 				var pair AWSPair
-				c.object(p.idx(i), e, []field{
-					{name: "accessKeyIdVar", required: true, check: func(p path, v *value) { pair.AccessKeyIDVar, _ = c.envName(p, v) }},
-					{name: "secretAccessKeyVar", required: true, check: func(p path, v *value) { pair.SecretAccessKeyVar, _ = c.envName(p, v) }},
-					{name: "sessionTokenVar", check: func(p path, v *value) { pair.SessionTokenVar, _ = c.envName(p, v) }},
+				c.Object(p.Idx(i), e, []field{
+					{Name: "accessKeyIdVar", Required: true, Check: func(p path, v *value) { pair.AccessKeyIDVar, _ = c.envName(p, v) }},
+					{Name: "secretAccessKeyVar", Required: true, Check: func(p path, v *value) { pair.SecretAccessKeyVar, _ = c.envName(p, v) }},
+					{Name: "sessionTokenVar", Check: func(p path, v *value) { pair.SessionTokenVar, _ = c.envName(p, v) }},
 				})
 				cr.AWSPairs = append(cr.AWSPairs, pair)
 			}
 		}},
-		{name: "sigv4", check: func(p path, v *value) {
+		{Name: "sigv4", Check: func(p path, v *value) {
 			s := &SigV4{Streaming: "deny", Presigned: "deny", SigV4A: "deny"}
-			c.object(p, v, []field{
-				{name: "streaming", check: func(p path, v *value) { s.Streaming, _ = c.enum(p, v, "deny", "passthrough") }},
-				{name: "presigned", check: func(p path, v *value) { s.Presigned, _ = c.enum(p, v, "deny", "passthrough") }},
-				{name: "sigv4a", check: func(p path, v *value) { s.SigV4A, _ = c.enum(p, v, "deny", "passthrough") }},
+			c.Object(p, v, []field{
+				{Name: "streaming", Check: func(p path, v *value) { s.Streaming, _ = c.Enum(p, v, "deny", "passthrough") }},
+				{Name: "presigned", Check: func(p path, v *value) { s.Presigned, _ = c.Enum(p, v, "deny", "passthrough") }},
+				{Name: "sigv4a", Check: func(p path, v *value) { s.SigV4A, _ = c.Enum(p, v, "deny", "passthrough") }},
 			})
 			cr.SigV4 = s
 		}},
@@ -88,15 +88,15 @@ func (c *checker) credentials(p path, v *value, cfg *Config, root *value) {
 	for _, f := range cr.Files {
 		masks = masks || f.Mode == "mask"
 	}
-	if masks && !cr.AllowPlaintextInject && (root.get("network") == nil || root.get("network").kind != kindObject || root.get("network").get("tlsTerminate") == nil) {
-		c.add(p, "Credential masking requires network.tlsTerminate so substitution runs only over a verified TLS connection. Enable tlsTerminate, or set credentials.allowPlaintextInject to opt out (not recommended).")
+	if masks && !cr.AllowPlaintextInject && (root.Get("network") == nil || root.Get("network").Kind != kindObject || root.Get("network").Get("tlsTerminate") == nil) {
+		c.Add(p, "Credential masking requires network.tlsTerminate so substitution runs only over a verified TLS connection. Enable tlsTerminate, or set credentials.allowPlaintextInject to opt out (not recommended).")
 	}
 }
 
 func (c *checker) envName(p path, v *value) (string, bool) {
-	s, ok := c.str(p, v)
+	s, ok := c.Str(p, v)
 	if ok && !isEnvName(s) {
-		c.add(p, "Environment variable name must start with a letter or underscore and contain only letters, digits, and underscores")
+		c.Add(p, "Environment variable name must start with a letter or underscore and contain only letters, digits, and underscores")
 		return "", false
 	}
 	return s, ok
@@ -111,27 +111,27 @@ type maskFields struct {
 
 func (c *checker) maskFieldList(m *maskFields) []field {
 	return []field{
-		{name: "mode", required: true, check: func(p path, v *value) { m.Mode, _ = c.enum(p, v, "deny", "mask") }},
-		{name: "extract", check: func(p path, v *value) {
-			s, ok := c.str(p, v)
+		{Name: "mode", Required: true, Check: func(p path, v *value) { m.Mode, _ = c.Enum(p, v, "deny", "mask") }},
+		{Name: "extract", Check: func(p path, v *value) {
+			s, ok := c.Str(p, v)
 			if !ok {
 				return
 			}
 			re, err := regexp.Compile(s)
 			switch {
 			case err != nil:
-				c.add(p, "extract is not a valid regular expression: %v", err)
+				c.Add(p, "extract is not a valid regular expression: %v", err)
 			case re.NumSubexp() < 1:
-				c.add(p, "%s", `extract must contain at least one capturing group — group 1 is the credential value to mask (e.g. "token:\s*(\S+)").`)
+				c.Add(p, "%s", `extract must contain at least one capturing group — group 1 is the credential value to mask (e.g. "token:\s*(\S+)").`)
 			default:
 				m.Extract = s
 			}
 		}},
-		{name: "onExtractNoMatch", check: func(p path, v *value) { m.OnExtractNoMatch, _ = c.enum(p, v, "warn", "deny", "error") }},
-		{name: "decode", check: func(p path, v *value) { m.Decode, _ = c.enum(p, v, "jwt") }},
-		{name: "maskClaims", check: func(p path, v *value) { m.MaskClaims, _ = c.strings(p, v, true) }},
-		{name: "injectHosts", check: func(p path, v *value) {
-			_, m.InjectHosts = c.patterns(p, v, parseHostPattern, patternMessage)
+		{Name: "onExtractNoMatch", Check: func(p path, v *value) { m.OnExtractNoMatch, _ = c.Enum(p, v, "warn", "deny", "error") }},
+		{Name: "decode", Check: func(p path, v *value) { m.Decode, _ = c.Enum(p, v, "jwt") }},
+		{Name: "maskClaims", Check: func(p path, v *value) { m.MaskClaims, _ = c.Strings(p, v, true) }},
+		{Name: "injectHosts", Check: func(p path, v *value) {
+			_, m.InjectHosts = c.Patterns(p, v, parseHostPattern, patternMessage)
 		}},
 	}
 }
@@ -142,15 +142,15 @@ func (c *checker) maskFieldList(m *maskFields) []field {
 func (c *checker) maskChecks(p path, v *value, m *maskFields, wholeWhat string) {
 	// An empty injectHosts only contradicts a mask: a deny entry never
 	// injects, and the reference accepts it there.
-	if ih := v.get("injectHosts"); ih != nil && ih.kind == kindArray && len(ih.arr) == 0 && m.Mode == "mask" {
-		c.add(p, "injectHosts is explicitly empty — the credential would be masked but never injected. Omit injectHosts to default to network.allowedDomains, or list the intended hosts.")
+	if ih := v.Get("injectHosts"); ih != nil && ih.Kind == kindArray && len(ih.Arr) == 0 && m.Mode == "mask" {
+		c.Add(p, "injectHosts is explicitly empty — the credential would be masked but never injected. Omit injectHosts to default to network.allowedDomains, or list the intended hosts.")
 	}
-	if mc := v.get("maskClaims"); mc != nil && mc.kind == kindArray {
-		if v.get("decode") == nil {
-			c.add(p.key("maskClaims"), "maskClaims requires decode — it names claims inside the decoded payload. Set decode (e.g. \"jwt\"), or remove maskClaims to mask %s.", wholeWhat)
+	if mc := v.Get("maskClaims"); mc != nil && mc.Kind == kindArray {
+		if v.Get("decode") == nil {
+			c.Add(p.Key("maskClaims"), "maskClaims requires decode — it names claims inside the decoded payload. Set decode (e.g. \"jwt\"), or remove maskClaims to mask %s.", wholeWhat)
 		}
-		if len(mc.arr) == 0 {
-			c.add(p.key("maskClaims"), "maskClaims is explicitly empty — no claim would ever be masked. Omit maskClaims to mask the whole token, or list the claims to protect.")
+		if len(mc.Arr) == 0 {
+			c.Add(p.Key("maskClaims"), "maskClaims is explicitly empty — no claim would ever be masked. Omit maskClaims to mask the whole token, or list the claims to protect.")
 		}
 	}
 }
@@ -158,14 +158,14 @@ func (c *checker) maskChecks(p path, v *value, m *maskFields, wholeWhat string) 
 func (c *checker) credentialEnv(p path, v *value) (CredentialEnv, bool) {
 	var m maskFields
 	var name string
-	fields := append(c.maskFieldList(&m), field{name: "name", required: true, check: func(p path, v *value) { name, _ = c.envName(p, v) }})
-	before := len(c.issues)
-	if !c.object(p, v, fields) {
+	fields := append(c.maskFieldList(&m), field{Name: "name", Required: true, Check: func(p path, v *value) { name, _ = c.envName(p, v) }})
+	before := len(c.Issues)
+	if !c.Object(p, v, fields) {
 		return CredentialEnv{}, false
 	}
 	c.maskChecks(p, v, &m, "the whole value")
 	return CredentialEnv{Name: name, Mode: m.Mode, Extract: m.Extract, OnExtractNoMatch: m.OnExtractNoMatch,
-		Decode: m.Decode, MaskClaims: m.MaskClaims, InjectHosts: m.InjectHosts}, len(c.issues) == before
+		Decode: m.Decode, MaskClaims: m.MaskClaims, InjectHosts: m.InjectHosts}, len(c.Issues) == before
 }
 
 func (c *checker) credentialFile(p path, v *value, fsDisabled bool) (CredentialFile, bool) {
@@ -173,32 +173,32 @@ func (c *checker) credentialFile(p path, v *value, fsDisabled bool) (CredentialF
 	var fpath string
 	var dups bool
 	fields := append(c.maskFieldList(&m),
-		field{name: "path", required: true, check: func(p path, v *value) {
-			if s, ok := c.str(p, v); ok {
+		field{Name: "path", Required: true, Check: func(p path, v *value) {
+			if s, ok := c.Str(p, v); ok {
 				if s == "" {
-					c.add(p, "Path cannot be empty")
+					c.Add(p, "Path cannot be empty")
 					return
 				}
 				fpath = s
 			}
 		}},
-		field{name: "maskDuplicates", check: func(p path, v *value) { dups, _ = c.boolean(p, v) }},
+		field{Name: "maskDuplicates", Check: func(p path, v *value) { dups, _ = c.Boolean(p, v) }},
 	)
-	before := len(c.issues)
-	if !c.object(p, v, fields) {
+	before := len(c.Issues)
+	if !c.Object(p, v, fields) {
 		return CredentialFile{}, false
 	}
 	c.maskChecks(p, v, &m, "the extracted value whole")
 	if fpath != "" {
 		if m.Mode == "mask" && strings.HasSuffix(fpath, "/") {
-			c.add(p.key("path"), "%s", fmt.Sprintf(`Credential mode "mask" applies to a single file, not a directory. Use mode "deny" for "%s", or point at the credential file inside it.`, fpath))
+			c.Add(p.Key("path"), "%s", fmt.Sprintf(`Credential mode "mask" applies to a single file, not a directory. Use mode "deny" for "%s", or point at the credential file inside it.`, fpath))
 		}
 		// Like filesystem.denyRead, a deny entry is inert (and not a hole)
 		// when filesystem.disabled drops every filesystem rule.
 		if m.Mode == "deny" && !fsDisabled {
-			c.denyGlob(p.key("path"), fpath)
+			c.denyGlob(p.Key("path"), fpath)
 		}
 	}
 	return CredentialFile{Path: fpath, Mode: m.Mode, Extract: m.Extract, OnExtractNoMatch: m.OnExtractNoMatch,
-		Decode: m.Decode, MaskClaims: m.MaskClaims, MaskDuplicates: dups, InjectHosts: m.InjectHosts}, len(c.issues) == before
+		Decode: m.Decode, MaskClaims: m.MaskClaims, MaskDuplicates: dups, InjectHosts: m.InjectHosts}, len(c.Issues) == before
 }

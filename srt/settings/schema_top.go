@@ -8,87 +8,87 @@ import (
 // topFields is the schema of the file's top level.
 func (c *checker) topFields(cfg *Config, root *value) []field {
 	return []field{
-		{name: "network", required: true, check: func(p path, v *value) { c.network(p, v, cfg, root) }},
-		{name: "filesystem", required: true, check: func(p path, v *value) { c.filesystem(p, v, &cfg.Filesystem) }},
-		{name: "credentials", check: func(p path, v *value) { c.credentials(p, v, cfg, root) }},
-		{name: "ignoreViolations", check: func(p path, v *value) {
+		{Name: "network", Required: true, Check: func(p path, v *value) { c.network(p, v, cfg, root) }},
+		{Name: "filesystem", Required: true, Check: func(p path, v *value) { c.filesystem(p, v, &cfg.Filesystem) }},
+		{Name: "credentials", Check: func(p path, v *value) { c.credentials(p, v, cfg, root) }},
+		{Name: "ignoreViolations", Check: func(p path, v *value) {
 			out := map[string][]string{}
-			c.record(p, v, func(p path, v *value) {
-				if s, ok := c.strings(p, v, false); ok {
+			c.Record(p, v, func(p path, v *value) {
+				if s, ok := c.Strings(p, v, false); ok {
 					out[p[len(p)-1]] = s
 				}
 			})
 			cfg.IgnoreViolations = out
 		}},
-		{name: "enableWeakerNestedSandbox", check: func(p path, v *value) { cfg.EnableWeakerNestedSandbox, _ = c.boolean(p, v) }},
-		{name: "allowNestedUserNamespaces", check: func(p path, v *value) { cfg.AllowNestedUserNamespaces, _ = c.boolean(p, v) }},
-		{name: "requireLandlock", check: func(p path, v *value) { c.requireLandlock(p, v, cfg, root) }},
-		{name: "enableWeakerNetworkIsolation", ignored: "macOS only", check: func(p path, v *value) { c.boolean(p, v) }},
-		{name: "allowAppleEvents", ignored: "macOS only", check: func(p path, v *value) { c.boolean(p, v) }},
-		{name: "allowPty", ignored: "macOS only", check: func(p path, v *value) { c.boolean(p, v) }},
-		{name: "ripgrep", ignored: "configures the reference's ripgrep; srt walks the tree itself", check: c.ripgrep},
-		{name: "mandatoryDenySearchDepth", check: func(p path, v *value) {
-			if n, ok := c.integer(p, v, 1, 10); ok {
+		{Name: "enableWeakerNestedSandbox", Check: func(p path, v *value) { cfg.EnableWeakerNestedSandbox, _ = c.Boolean(p, v) }},
+		{Name: "allowNestedUserNamespaces", Check: func(p path, v *value) { cfg.AllowNestedUserNamespaces, _ = c.Boolean(p, v) }},
+		{Name: "requireLandlock", Check: func(p path, v *value) { c.requireLandlock(p, v, cfg, root) }},
+		{Name: "enableWeakerNetworkIsolation", Ignored: "macOS only", Check: func(p path, v *value) { c.Boolean(p, v) }},
+		{Name: "allowAppleEvents", Ignored: "macOS only", Check: func(p path, v *value) { c.Boolean(p, v) }},
+		{Name: "allowPty", Ignored: "macOS only", Check: func(p path, v *value) { c.Boolean(p, v) }},
+		{Name: "ripgrep", Ignored: "configures the reference's ripgrep; srt walks the tree itself", Check: c.ripgrep},
+		{Name: "mandatoryDenySearchDepth", Check: func(p path, v *value) {
+			if n, ok := c.Integer(p, v, 1, 10); ok {
 				cfg.MandatoryDenySearchDepth = n
 			}
 		}},
-		{name: "seccomp", ignored: "configures the reference's seccomp helper; srt has its own", check: c.seccompHelper},
-		{name: "bwrapPath", check: func(p path, v *value) { cfg.BwrapPath, _ = c.absPath(p, v) }},
-		{name: "socatPath", ignored: "srt does not use socat", check: func(p path, v *value) { c.absPath(p, v) }},
-		{name: "javaAgentJarPath", ignored: "srt does not ship the Java proxy agent", check: func(p path, v *value) { c.absPath(p, v) }},
-		{name: "git", check: func(p path, v *value) {
-			c.object(p, v, []field{{name: "safeDirectories", check: func(p path, v *value) {
-				cfg.GitSafeDirectories, _ = c.strings(p, v, false)
+		{Name: "seccomp", Ignored: "configures the reference's seccomp helper; srt has its own", Check: c.seccompHelper},
+		{Name: "bwrapPath", Check: func(p path, v *value) { cfg.BwrapPath, _ = c.absPath(p, v) }},
+		{Name: "socatPath", Ignored: "srt does not use socat", Check: func(p path, v *value) { c.absPath(p, v) }},
+		{Name: "javaAgentJarPath", Ignored: "srt does not ship the Java proxy agent", Check: func(p path, v *value) { c.absPath(p, v) }},
+		{Name: "git", Check: func(p path, v *value) {
+			c.Object(p, v, []field{{Name: "safeDirectories", Check: func(p path, v *value) {
+				cfg.GitSafeDirectories, _ = c.Strings(p, v, false)
 			}}})
 		}},
-		{name: "windows", ignored: "Windows only", check: c.windows},
+		{Name: "windows", Ignored: "Windows only", Check: c.windows},
 	}
 }
 
 // absPath checks a helper binary path.
 func (c *checker) absPath(p path, v *value) (string, bool) {
-	s, ok := c.str(p, v)
+	s, ok := c.Str(p, v)
 	if ok && s == "" {
-		c.add(p, "Path cannot be empty") // zod reports both for ""
+		c.Add(p, "Path cannot be empty") // zod reports both for ""
 	}
 	if ok && !filepath.IsAbs(s) {
-		c.add(p, "Binary path must be absolute")
+		c.Add(p, "Binary path must be absolute")
 		return "", false
 	}
 	return s, ok
 }
 
 func (c *checker) ripgrep(p path, v *value) {
-	c.object(p, v, []field{
-		{name: "command", required: true, check: func(p path, v *value) { c.str(p, v) }},
-		{name: "args", check: func(p path, v *value) { c.strings(p, v, false) }},
-		{name: "argv0", check: func(p path, v *value) { c.str(p, v) }},
+	c.Object(p, v, []field{
+		{Name: "command", Required: true, Check: func(p path, v *value) { c.Str(p, v) }},
+		{Name: "args", Check: func(p path, v *value) { c.Strings(p, v, false) }},
+		{Name: "argv0", Check: func(p path, v *value) { c.Str(p, v) }},
 	})
 }
 
 func (c *checker) seccompHelper(p path, v *value) {
-	ok := c.object(p, v, []field{
-		{name: "applyPath", check: func(p path, v *value) { c.str(p, v) }},
-		{name: "argv0", check: func(p path, v *value) { c.str(p, v) }},
+	ok := c.Object(p, v, []field{
+		{Name: "applyPath", Check: func(p path, v *value) { c.Str(p, v) }},
+		{Name: "argv0", Check: func(p path, v *value) { c.Str(p, v) }},
 	})
-	if ok && v.get("argv0") != nil && v.get("applyPath") == nil {
-		c.add(p.key("argv0"), "seccompConfig.argv0 requires seccompConfig.applyPath")
+	if ok && v.Get("argv0") != nil && v.Get("applyPath") == nil {
+		c.Add(p.Key("argv0"), "seccompConfig.argv0 requires seccompConfig.applyPath")
 	}
 }
 
 func (c *checker) windows(p path, v *value) {
-	c.object(p, v, []field{
-		{name: "backend", check: func(p path, v *value) { c.enum(p, v, "mxc", "srt-win") }},
-		{name: "sandboxUser", check: func(p path, v *value) {
-			if s, ok := c.nonEmptyStr(p, v); ok && len([]rune(s)) > 20 {
-				c.add(p, "Windows local usernames are limited to 20 characters")
+	c.Object(p, v, []field{
+		{Name: "backend", Check: func(p path, v *value) { c.Enum(p, v, "mxc", "srt-win") }},
+		{Name: "sandboxUser", Check: func(p path, v *value) {
+			if s, ok := c.NonEmptyStr(p, v); ok && len([]rune(s)) > 20 {
+				c.Add(p, "Windows local usernames are limited to 20 characters")
 			}
 		}},
-		{name: "sublayerGuid", check: c.uuid},
-		{name: "wfpSublayerGuid", check: c.uuid},
-		{name: "proxyPortRange", check: c.portRange},
-		{name: "srtWin", check: func(p path, v *value) {
-			c.object(p, v, []field{{name: "path", required: true, check: func(p path, v *value) { c.nonEmptyStr(p, v) }}})
+		{Name: "sublayerGuid", Check: c.uuid},
+		{Name: "wfpSublayerGuid", Check: c.uuid},
+		{Name: "proxyPortRange", Check: c.portRange},
+		{Name: "srtWin", Check: func(p path, v *value) {
+			c.Object(p, v, []field{{Name: "path", Required: true, Check: func(p path, v *value) { c.NonEmptyStr(p, v) }}})
 		}},
 	})
 }
@@ -97,37 +97,37 @@ func (c *checker) windows(p path, v *value) {
 // [int ≥ 1, int ≤ 65535], then, when both are numbers, low ≤ high and
 // high − low ≤ 64 (so [60000, 60064] is accepted).
 func (c *checker) portRange(p path, v *value) {
-	arr, ok := c.array(p, v)
+	arr, ok := c.Array(p, v)
 	if !ok {
 		return
 	}
 	switch {
 	case len(arr) < 2:
-		c.add(p, "Array must contain at least 2 element(s)")
+		c.Add(p, "Array must contain at least 2 element(s)")
 		return
 	case len(arr) > 2:
-		c.add(p, "Array must contain at most 2 element(s)")
+		c.Add(p, "Array must contain at most 2 element(s)")
 		return
 	}
-	c.integer(p.idx(0), arr[0], 1, math.MaxInt64)
-	c.integer(p.idx(1), arr[1], math.MinInt64, 65535)
-	if arr[0].kind != kindNumber || arr[1].kind != kindNumber {
+	c.Integer(p.Idx(0), arr[0], 1, math.MaxInt64)
+	c.Integer(p.Idx(1), arr[1], math.MinInt64, 65535)
+	if arr[0].Kind != kindNumber || arr[1].Kind != kindNumber {
 		return
 	}
-	lo, _ := arr[0].num.Float64() // ±Inf when out of range, as in JS
-	hi, _ := arr[1].num.Float64()
+	lo, _ := arr[0].Num.Float64() // ±Inf when out of range, as in JS
+	hi, _ := arr[1].Num.Float64()
 	if !(lo <= hi && hi-lo <= 64) {
-		c.add(p, "low must be ≤ high and range width ≤ 64")
+		c.Add(p, "low must be ≤ high and range width ≤ 64")
 	}
 }
 
 func (c *checker) uuid(p path, v *value) {
-	s, ok := c.str(p, v)
+	s, ok := c.Str(p, v)
 	if !ok {
 		return
 	}
 	if !isUUID(s) {
-		c.add(p, "Invalid uuid")
+		c.Add(p, "Invalid uuid")
 	}
 }
 

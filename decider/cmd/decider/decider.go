@@ -1,13 +1,14 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"sync"
+	"syscall"
 	"unicode/utf8"
+
+	"github.com/rs/zerolog"
 
 	"github.com/srt-sandbox/decider/control"
 	"github.com/srt-sandbox/decider/engine"
@@ -15,31 +16,36 @@ import (
 	"github.com/srt-sandbox/decider/protocol"
 )
 
-// errSRTGone: srt closed the control channel, which is how it says stop.
-var errSRTGone = errors.New("srt closed the control channel")
-
 // errNoHello: srt-proxy ended before its hello. It could not start, and
-// srt reports why (srt-proxy tells it): nothing to add.
+// says why itself: nothing to add.
 var errNoHello = errors.New("srt-proxy ended before its hello")
 
+// errProxyGone: srt-proxy closed the stream.
+var errProxyGone = errors.New("proxy closed the stream")
+
+// decider answers srt-proxy's questions with the engine, for srt (srtMode,
+// over its control channel) or on its own (alone, from a settings file).
+// This is what both share: the hello, the requests, the refusals after an
+// allow, the list updates, one decision record per request.
 type decider struct {
 	eng   *engine.Engine
 	proxy *protocol.Reader
 	out   *protocol.Writer
-	ctl   *control.Conn
-	debug bool
-	ext   bool
 	// offerable: srt.v1 may be offered only in line framing; the
 	// reference's length framing carries the base protocol alone.
 	offerable bool
+	ext       bool // srt.v1 is in force (set by hello)
+	ask       bool // the host has an ask callback (srt's mode)
+	// lists are the hello's (and an update's) lists for the settings.
+	lists func(n *control.Network) (allowed, denied []string)
+	// sync answers the proxy's srt.v1 sync.
+	sync func(id uint64) error
+	// log receives the decision records (zerolog.Nop: none).
+	log zerolog.Logger
 
 	mu      sync.Mutex
 	allowed map[uint64]allowedReq // recent allows, for refused messages
 	order   []uint64
-	asks    map[uint64]chan *control.Message
-	nextQ   uint64
-	ctx     context.Context
-	cancel  context.CancelFunc
 }
 
 // allowedReq is what a refused message needs of the request it names.
@@ -53,50 +59,34 @@ type allowedReq struct {
 // messages (the id window of the protocol).
 const keepAllowed = 4096
 
-func newDecider(proxyFD, controlFD int, framing string, debug bool) (*decider, error) {
-	f, err := protocol.ParseFraming(framing)
-	if err != nil {
-		return nil, err
+func newDecider(stream io.Reader, out io.Writer, f protocol.Framing) *decider {
+	return &decider{
+		eng: engine.New(), proxy: protocol.NewReader(stream, f, protocol.MaxProxyFrame), out: protocol.NewWriter(out, f),
+		offerable: f == protocol.Line, allowed: map[uint64]allowedReq{}, log: zerolog.Nop(),
+		sync: func(uint64) error { return nil },
 	}
-	p := os.NewFile(uintptr(proxyFD), "proxy")
-	c := os.NewFile(uintptr(controlFD), "control")
-	if p == nil || c == nil {
-		return nil, errors.New("bad descriptor")
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	d := &decider{
-		eng: engine.New(), proxy: protocol.NewReader(p, f, protocol.MaxProxyFrame), out: protocol.NewWriter(p, f),
-		ctl: control.New(c), debug: debug, offerable: f == protocol.Line, allowed: map[uint64]allowedReq{}, asks: map[uint64]chan *control.Message{},
-		ctx: ctx, cancel: cancel,
-	}
-	d.eng.AskHost = d.askHost
-	d.eng.Violation = func(line, user string) {
-		d.ctl.Write(&control.Message{T: control.TViolation, Line: line, User: user})
-	}
-	return d, nil
 }
 
-// run serves until the proxy or srt goes away.
-func (d *decider) run() error {
-	first, err := d.ctl.Read()
-	if err != nil {
-		return fmt.Errorf("control: %w", err)
-	}
-	if first.T != control.TConfig || first.Network == nil {
-		return errors.New("control: the first message must be the config")
-	}
-	if err := d.eng.SetNetwork(first.Network, first.Ask); err != nil {
+// setNetwork puts n in force: the engine decides the next request with
+// it, and under srt.v1 the proxy's lists follow (update).
+func (d *decider) setNetwork(n *control.Network) error {
+	if err := d.eng.SetNetwork(n, d.ask); err != nil {
 		return err
 	}
-	if err := d.hello(); err != nil {
-		return err
+	return d.update(n)
+}
+
+// update sends the proxy the lists of n, under srt.v1.
+func (d *decider) update(n *control.Network) error {
+	if !d.ext {
+		return nil
 	}
-	errs := make(chan error, 2)
-	go func() { errs <- d.controlLoop() }()
-	go func() { errs <- d.proxyLoop() }()
-	err = <-errs
-	d.cancel()
-	return err
+	allowed, denied := d.lists(n)
+	u := &protocol.Update{AllowedDomains: allowed, DeniedDomains: denied}
+	if len(n.DeniedResolvedAddresses) > 0 {
+		u.DeniedResolvedAddresses = n.DeniedResolvedAddresses
+	}
+	return d.send(u)
 }
 
 // hello answers the proxy's hello with the lists, accepting srt.v1 when it
@@ -121,7 +111,8 @@ func (d *decider) hello() error {
 		d.ext = d.ext || e == protocol.ExtSRTv1
 	}
 	n := d.eng.Network()
-	h := &protocol.DeciderHello{AllowedDomains: egress(n.AllowedDomains), DeniedDomains: egress(n.DeniedDomains)}
+	allowed, denied := d.lists(n)
+	h := &protocol.DeciderHello{AllowedDomains: allowed, DeniedDomains: denied}
 	if d.ext {
 		h.Ext = []string{protocol.ExtSRTv1}
 		if len(n.DeniedResolvedAddresses) > 0 {
@@ -154,11 +145,13 @@ func (d *decider) send(m protocol.Message) error {
 	return d.out.Write(b)
 }
 
-func (d *decider) proxyLoop() error {
+// proxyLoop handles the proxy's messages until the stream ends.
+func (d *decider) proxyLoop(decide func(*protocol.Req)) error {
 	for {
 		frame, err := d.proxy.Read()
-		if errors.Is(err, io.EOF) {
-			return errors.New("proxy closed the stream")
+		// A reset is srt-proxy gone with verdicts it had not read.
+		if errors.Is(err, io.EOF) || errors.Is(err, syscall.ECONNRESET) {
+			return errProxyGone
 		}
 		if err != nil {
 			return fmt.Errorf("proxy: %w", err)
@@ -169,14 +162,7 @@ func (d *decider) proxyLoop() error {
 		}
 		switch m := m.(type) {
 		case *protocol.Req:
-			// Answered here unless only srt's ask can decide, which
-			// waits: a goroutine per request would cost a thread wake-up
-			// each.
-			if dec, final := d.eng.Settle(m.Host, m.Port, m.User); final {
-				d.answer(m, dec)
-			} else {
-				go func() { d.answer(m, d.eng.Decide(d.ctx, m.Host, m.Port, m.User)) }()
-			}
+			decide(m)
 		case *protocol.Refused:
 			d.mu.Lock()
 			a, ok := d.allowed[m.ID]
@@ -184,11 +170,12 @@ func (d *decider) proxyLoop() error {
 			if ok {
 				d.eng.Refused(engine.Refusal{Kind: a.kind, Method: a.method, Host: a.host, Port: a.port, Path: a.path,
 					Query: a.query, TLS: a.tls, Reason: m.Reason, User: a.user})
+				d.refusedRecord(m.ID, a, m.Reason)
 			}
 		case *protocol.Sync:
 			// Every earlier proxy message is handled (this loop is
-			// sequential) and its violation written: tell srt.
-			if err := d.ctl.Write(&control.Message{T: control.TSync, Q: m.ID}); err != nil {
+			// sequential) and its violation written.
+			if err := d.sync(m.ID); err != nil {
 				return err
 			}
 		case *protocol.Body:
@@ -200,12 +187,10 @@ func (d *decider) proxyLoop() error {
 	}
 }
 
-// answer sends the verdict for r and remembers an allow for the refused
-// messages that may follow it.
+// answer sends the verdict for r, records it, and remembers an allow for
+// the refused messages that may follow it.
 func (d *decider) answer(r *protocol.Req, dec policy.Decision) {
-	if d.debug {
-		fmt.Fprintf(os.Stderr, "srt: debug: decision allow=%v host=%s port=%d kind=%s user=%s reason=%q rule=%q\n", dec.Allow, r.Host, r.Port, r.Kind, r.User, dec.Reason, dec.Rule)
-	}
+	d.record(r, dec)
 	if dec.Allow {
 		d.mu.Lock()
 		d.allowed[r.ID] = allowedReq{kind: r.Kind.String(), method: r.Method, host: r.Host, port: r.Port, path: r.Path,
@@ -235,73 +220,4 @@ func denyReason(s string) string {
 		s = policy.ReasonNotAllowed
 	}
 	return s
-}
-
-func (d *decider) controlLoop() error {
-	for {
-		m, err := d.ctl.Read()
-		if errors.Is(err, io.EOF) {
-			return errSRTGone
-		}
-		if err != nil {
-			return err
-		}
-		switch m.T {
-		case control.TConfig:
-			if m.Network == nil {
-				return errors.New("control: config without network")
-			}
-			if err := d.eng.SetNetwork(m.Network, m.Ask); err != nil {
-				return err
-			}
-			if d.ext {
-				u := &protocol.Update{AllowedDomains: egress(m.Network.AllowedDomains), DeniedDomains: egress(m.Network.DeniedDomains)}
-				if len(m.Network.DeniedResolvedAddresses) > 0 {
-					u.DeniedResolvedAddresses = m.Network.DeniedResolvedAddresses
-				}
-				if err := d.send(u); err != nil {
-					return err
-				}
-			}
-		case control.TRegister:
-			if err := d.eng.Register(m.ID, m.AllowedDomains); err != nil {
-				return err
-			}
-		case control.TUnregister:
-			d.eng.Unregister(m.ID)
-		case control.TSync:
-			if err := d.ctl.Write(&control.Message{T: control.TSync, Q: m.Q}); err != nil {
-				return err
-			}
-		case control.TAnswer:
-			d.mu.Lock()
-			ch := d.asks[m.Q]
-			delete(d.asks, m.Q)
-			d.mu.Unlock()
-			if ch != nil {
-				ch <- m
-			}
-		default:
-			return fmt.Errorf("control: unexpected %q", m.T)
-		}
-	}
-}
-
-// askHost asks srt's host (the library's ask callback) and waits.
-func (d *decider) askHost(ctx context.Context, host string, port int, user string) (bool, string, error) {
-	ch := make(chan *control.Message, 1)
-	d.mu.Lock()
-	d.nextQ++
-	q := d.nextQ
-	d.asks[q] = ch
-	d.mu.Unlock()
-	if err := d.ctl.Write(&control.Message{T: control.TAsk, Q: q, Host: host, Port: port, User: user}); err != nil {
-		return false, "", err
-	}
-	select {
-	case m := <-ch:
-		return m.Allow, m.Reason, nil
-	case <-ctx.Done():
-		return false, "", ctx.Err()
-	}
 }

@@ -41,6 +41,18 @@ var installedPaths = []string{
 	"/etc/srt-proxy/allowed-domains",
 }
 
+// deciderPaths are the paths the service's ExecStart names with the
+// drop-in srt-proxy-decider.conf (the reference decider instead of
+// decider.py).
+var deciderPaths = []string{
+	"/usr/local/bin/srt-proxy",
+	"/usr/local/bin/decider",
+	"/etc/srt-proxy/settings.json",
+}
+
+// deciderDropIn is the decider's drop-in for srt-proxy.service.
+const deciderDropIn = "srt-proxy-decider.conf"
+
 // serviceEnv is the environment systemd gives a system service (less what
 // it adds for the unit: INVOCATION_ID, JOURNAL_STREAM, the user's names).
 var serviceEnv = []string{"PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin", "LANG=C.UTF-8"}
@@ -185,31 +197,41 @@ func TestSystemdArgv(t *testing.T) {
 // replaced by the files under test; allowed is the decider's list file.
 func serviceCommand(t *testing.T, allowed string) []string {
 	t.Helper()
-	svc := readUnit(t, filepath.Join(examplesDir, "srt-proxy.service"))
+	decider, err := filepath.Abs(filepath.Join(examplesDir, "decider.py"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return unitCommand(t, []string{"srt-proxy.service"}, installedPaths, []string{binary, decider, allowed})
+}
+
+// unitCommand is the ExecStart the unit files (a service and its drop-ins,
+// in order) end with, with each of paths replaced by the file under test
+// in repl at the same index.
+func unitCommand(t *testing.T, files, paths, repl []string) []string {
+	t.Helper()
+	var svc []unitSetting
+	for _, f := range files {
+		svc = append(svc, readUnit(t, filepath.Join(examplesDir, f))...)
+	}
 	execs := unitValues(svc, "Service", "ExecStart")
 	if len(execs) != 1 {
-		t.Fatalf("srt-proxy.service has %d ExecStart lines, want 1", len(execs))
+		t.Fatalf("%v have %d ExecStart lines, want 1", files, len(execs))
 	}
 	argv, err := systemdArgv(execs[0])
 	if err != nil {
 		t.Fatal(err)
 	}
-	decider, err := filepath.Abs(filepath.Join(examplesDir, "decider.py"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	repl := map[string]string{installedPaths[0]: binary, installedPaths[1]: decider, installedPaths[2]: allowed}
-	for _, path := range installedPaths {
-		if !regexp.MustCompile(`^[A-Za-z0-9/._-]+$`).MatchString(repl[path]) {
-			t.Fatalf("%s: the test's path %q would need quoting in the command line", path, repl[path])
+	for i, path := range paths {
+		if !regexp.MustCompile(`^[A-Za-z0-9/._-]+$`).MatchString(repl[i]) {
+			t.Fatalf("%s: the test's path %q would need quoting in the command line", path, repl[i])
 		}
 		n := 0
-		for i, w := range argv {
+		for j, w := range argv {
 			n += strings.Count(w, path)
-			argv[i] = strings.ReplaceAll(w, path, repl[path])
+			argv[j] = strings.ReplaceAll(w, path, repl[i])
 		}
 		if n == 0 {
-			t.Fatalf("srt-proxy.service's ExecStart does not name %s (installedPaths and the docs' install steps name it)", path)
+			t.Fatalf("%v: the ExecStart does not name %s (the docs' install steps name it)", files, path)
 		}
 	}
 	if _, err := os.Stat(argv[0]); err != nil {
@@ -259,8 +281,14 @@ func needTools(t *testing.T, tools ...string) {
 // service on the first connection). prefix comes before it (ip netns exec).
 func activated(t *testing.T, prefix []string, addr, allowed string) *proc {
 	t.Helper()
+	return activatedCommand(t, prefix, addr, serviceCommand(t, allowed))
+}
+
+// activatedCommand runs argv under systemd-socket-activate on addr.
+func activatedCommand(t *testing.T, prefix []string, addr string, argv []string) *proc {
+	t.Helper()
 	needTools(t, "systemd-socket-activate")
-	args := append(append(append([]string(nil), prefix...), "systemd-socket-activate", "-l", addr), serviceCommand(t, allowed)...)
+	args := append(append(append([]string(nil), prefix...), "systemd-socket-activate", "-l", addr), argv...)
 	p := &proc{t: t, lines: make(chan string, 256), done: make(chan struct{})}
 	p.cmd = exec.Command(args[0], args[1:]...)
 	p.cmd.Env = serviceEnv
@@ -288,6 +316,13 @@ func (p *proc) activatedServing() {
 // not the listener) and its stdin and stdout are pipes.
 func deciderPid(t *testing.T, pid int) int {
 	t.Helper()
+	return childPid(t, pid, "decider.py")
+}
+
+// childPid is the decider, srt-proxy's one child, whose command line holds
+// name.
+func childPid(t *testing.T, pid int, name string) int {
+	t.Helper()
 	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%d/children", pid, pid))
 	if err != nil {
 		t.Fatal(err)
@@ -298,7 +333,7 @@ func deciderPid(t *testing.T, pid int) int {
 	}
 	dpid, _ := strconv.Atoi(kids[0])
 	cmdline, _ := os.ReadFile(fmt.Sprintf("/proc/%d/cmdline", dpid))
-	if !strings.Contains(string(cmdline), "decider.py") {
+	if !strings.Contains(string(cmdline), name) {
 		t.Fatalf("srt-proxy's child is %q, not the decider", cmdline)
 	}
 	fds, _ := os.ReadDir(fmt.Sprintf("/proc/%d/fd", dpid))
@@ -382,6 +417,33 @@ func TestUnitFilesVerify(t *testing.T) {
 	if host, port := listenStream(t, "srt-proxy.socket"); host != "127.0.0.1" || port != 3128 {
 		t.Errorf("srt-proxy.socket listens on %s:%d", host, port)
 	}
+
+	// The service with the reference decider's drop-in: as good, and as
+	// hardened (the drop-in changes ExecStart and adds ExecReload alone).
+	withDecider := filepath.Join(dir, "srt-proxy.service.d")
+	if err := os.Mkdir(withDecider, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(filepath.Join(examplesDir, deciderDropIn))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(withDecider, "decider.conf"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err = exec.Command("systemd-analyze", "verify", "--man=no", filepath.Join(dir, "srt-proxy.socket"), filepath.Join(dir, "srt-proxy.service")).CombinedOutput()
+	if err != nil || len(out) > 0 {
+		t.Errorf("systemd-analyze verify with %s: %v\n%s", deciderDropIn, err, out)
+	}
+	out, err = exec.Command("systemd-analyze", "security", "--offline=true", "--threshold=20", "--no-pager", filepath.Join(dir, "srt-proxy.service")).CombinedOutput()
+	if err != nil {
+		t.Errorf("systemd-analyze security with %s: %v\n%s", deciderDropIn, err, out)
+	}
+	for _, st := range readUnit(t, filepath.Join(withDecider, "decider.conf")) {
+		if st.section != "Service" || st.key != "ExecStart" && st.key != "ExecReload" {
+			t.Errorf("%s sets %s.%s; it should change the command lines alone", deciderDropIn, st.section, st.key)
+		}
+	}
 }
 
 // The docs show the unit files, the drop-in and the firewall as they are.
@@ -390,7 +452,7 @@ func TestDocsShowExamples(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"srt-proxy.socket", "srt-proxy.service", "srt-proxy-container.conf", "egress-gate.nft"} {
+	for _, f := range []string{"srt-proxy.socket", "srt-proxy.service", "srt-proxy-container.conf", "egress-gate.nft", deciderDropIn, "decider-settings.json"} {
 		b, err := os.ReadFile(filepath.Join(examplesDir, f))
 		if err != nil {
 			t.Fatal(err)
@@ -399,7 +461,7 @@ func TestDocsShowExamples(t *testing.T) {
 			t.Errorf("docs/srt-proxy.md does not show docs/examples/%s as it is", f)
 		}
 	}
-	for _, path := range installedPaths {
+	for _, path := range append(append([]string(nil), installedPaths...), deciderPaths...) {
 		if !strings.Contains(string(doc), path) {
 			t.Errorf("docs/srt-proxy.md does not say where %s comes from", path)
 		}
@@ -711,35 +773,38 @@ func removeCgroups(dir string) {
 	}
 }
 
-// The units installed by the docs' steps and run by systemd itself: the
-// machine's systemd (Debian 12's, 252) boots as PID 1 in namespaces the
-// test makes (pid, mount, cgroup, network, uts, ipc), with /etc and /var as
+// machine is the machine's systemd booted as PID 1 in namespaces of the
+// test's own (pid, mount, cgroup, network, uts, ipc), with /etc and /var as
 // overlays and /run, /tmp, /usr/local/bin and /usr/local/lib as tmpfs, so
-// the machine's files are not touched. Two test-only drop-ins set
-// DefaultDependencies=no on the units: otherwise the socket would pull in
-// sysinit.target, and with it the machine's early-boot services. The rest
-// — DynamicUser and every hardening setting, KillMode=mixed, the journal —
-// is as the unit says.
-func TestServiceUnderSystemd(t *testing.T) {
+// the machine's files are not touched; the examples are in
+// /run/srt-test/repo/docs/examples. It is stopped when the test ends.
+type machine struct {
+	pid  string                               // systemd's
+	in   func(args ...string) (string, error) // runs a command in its namespaces
+	must func(args ...string) string          // in, failing the test on an error
+}
+
+// bootSystemd boots it, with the files of staged (name: the host's path)
+// in /run/srt-test.
+func bootSystemd(t *testing.T, staged map[string]string) *machine {
+	t.Helper()
 	if os.Geteuid() != 0 {
 		t.Fatal("this test needs root, to boot systemd in namespaces of its own (scripts/test runs it as root)")
 	}
-	needTools(t, "unshare", "nsenter", "curl", "install")
+	needTools(t, "unshare", "nsenter")
 	const systemd = "/lib/systemd/systemd"
 	if _, err := os.Stat(systemd); err != nil {
 		t.Fatalf("this test needs systemd (%s): %v (scripts/test installs it)", systemd, err)
 	}
-	// The docs' install steps; the build is replaced by the binary under test.
-	install := docBlock(t, "<!-- tested: install -->")
-	built := false
-	build := regexp.MustCompile(`^CGO_ENABLED=0 go build -tags=urfave_cli_no_docs( -trimpath)? -o /usr/local/bin/srt-proxy \./srt-proxy/cmd/srt-proxy$`)
-	for i, l := range install {
-		if build.MatchString(l) {
-			install[i], built = "install -m 755 /run/srt-test/srt-proxy /usr/local/bin/srt-proxy", true
+	stage := t.TempDir()
+	for name, src := range staged {
+		b, err := os.ReadFile(src)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	if !built {
-		t.Fatalf("the docs' install steps do not build /usr/local/bin/srt-proxy as the test expects:\n%s", strings.Join(install, "\n"))
+		if err := os.WriteFile(filepath.Join(stage, name), b, 0o755); err != nil {
+			t.Fatal(err)
+		}
 	}
 	examples, _ := filepath.Abs(examplesDir)
 
@@ -757,7 +822,7 @@ mount --make-rprivate /
 mount -t proc proc /proc
 mount -t tmpfs tmpfs /run
 mkdir -p /run/srt-test/repo/docs /run/srt-test/o/etc /run/srt-test/o/etc.w /run/srt-test/o/var /run/srt-test/o/var.w
-cp "$SRT_BINARY" /run/srt-test/srt-proxy
+cp -r "$SRT_STAGE"/. /run/srt-test/
 cp -r "$SRT_EXAMPLES" /run/srt-test/repo/docs/examples
 mount -t overlay overlay -o lowerdir=/etc,upperdir=/run/srt-test/o/etc,workdir=/run/srt-test/o/etc.w /etc
 mount -t overlay overlay -o lowerdir=/var,upperdir=/run/srt-test/o/var,workdir=/run/srt-test/o/var.w /var
@@ -777,7 +842,7 @@ exec ` + systemd + ` --system --unit=srt-proxy-test.target --log-target=console
 `
 	var log strings.Builder
 	cmd := exec.Command("bash", "-c", `echo $$ >"$SRT_CGROUP/cgroup.procs" && exec unshare --kill-child --pid --mount --cgroup --net --uts --ipc bash -c "$SRT_INNER"`)
-	cmd.Env = append(append([]string(nil), serviceEnv...), "SRT_CGROUP="+cg, "SRT_INNER="+inner, "SRT_BINARY="+binary, "SRT_EXAMPLES="+examples)
+	cmd.Env = append(append([]string(nil), serviceEnv...), "SRT_CGROUP="+cg, "SRT_INNER="+inner, "SRT_STAGE="+stage, "SRT_EXAMPLES="+examples)
 	cmd.Stdout, cmd.Stderr = &log, &log
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -813,23 +878,24 @@ exec ` + systemd + ` --system --unit=srt-proxy-test.target --log-target=console
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+	m := &machine{pid: pid}
 	// in runs a command in systemd's namespaces.
-	in := func(args ...string) (string, error) {
+	m.in = func(args ...string) (string, error) {
 		c := exec.Command("nsenter", append([]string{"-t", pid, "-m", "-p", "-n", "-C", "-u", "-i", "--"}, args...)...)
 		c.Env = serviceEnv
 		out, err := c.CombinedOutput()
 		return string(out), err
 	}
-	must := func(args ...string) string {
+	m.must = func(args ...string) string {
 		t.Helper()
-		out, err := in(args...)
+		out, err := m.in(args...)
 		if err != nil {
 			t.Fatalf("%s: %v\n%s", strings.Join(args, " "), err, out)
 		}
 		return out
 	}
 	for deadline := time.Now().Add(20 * time.Second); ; {
-		if out, _ := in("systemctl", "is-active", "srt-proxy-test.target"); strings.TrimSpace(out) == "active" {
+		if out, _ := m.in("systemctl", "is-active", "srt-proxy-test.target"); strings.TrimSpace(out) == "active" {
 			break
 		}
 		if time.Now().After(deadline) {
@@ -837,6 +903,34 @@ exec ` + systemd + ` --system --unit=srt-proxy-test.target --log-target=console
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	return m
+}
+
+// The units installed by the docs' steps and run by systemd itself: the
+// machine's systemd (Debian 12's, 252) boots as PID 1 in namespaces the
+// test makes (pid, mount, cgroup, network, uts, ipc), with /etc and /var as
+// overlays and /run, /tmp, /usr/local/bin and /usr/local/lib as tmpfs, so
+// the machine's files are not touched. Two test-only drop-ins set
+// DefaultDependencies=no on the units: otherwise the socket would pull in
+// sysinit.target, and with it the machine's early-boot services. The rest
+// — DynamicUser and every hardening setting, KillMode=mixed, the journal —
+// is as the unit says.
+func TestServiceUnderSystemd(t *testing.T) {
+	needTools(t, "curl", "install")
+	// The docs' install steps; the build is replaced by the binary under test.
+	install := docBlock(t, "<!-- tested: install -->")
+	built := false
+	build := regexp.MustCompile(`^CGO_ENABLED=0 go build -tags=urfave_cli_no_docs( -trimpath)? -o /usr/local/bin/srt-proxy \./srt-proxy/cmd/srt-proxy$`)
+	for i, l := range install {
+		if build.MatchString(l) {
+			install[i], built = "install -m 755 /run/srt-test/srt-proxy /usr/local/bin/srt-proxy", true
+		}
+	}
+	if !built {
+		t.Fatalf("the docs' install steps do not build /usr/local/bin/srt-proxy as the test expects:\n%s", strings.Join(install, "\n"))
+	}
+	m := bootSystemd(t, map[string]string{"srt-proxy": binary})
+	in, must, pid := m.in, m.must, m.pid
 
 	// The docs' steps, then the test's upstream added to the decider's list.
 	must("bash", "-euxc", "cd /run/srt-test/repo\n"+strings.Join(install, "\n"))

@@ -245,12 +245,20 @@ func start(t *testing.T, o startOpts) *proc {
 	if hello == "" {
 		hello = defaultHello
 	}
-	if got := string(p.dec.next()); got != `{"t":"hello","proto":1}` {
-		t.Fatalf("proxy hello %q", got)
+	if got, want := string(p.dec.next()), proxyHello(o.framing); got != want {
+		t.Fatalf("proxy hello %q, want %q", got, want)
 	}
 	p.dec.send(hello)
 	p.serving()
 	return p
+}
+
+// proxyHello is proxy-only mode's hello: in line framing it offers srt.v1.
+func proxyHello(f protocol.Framing) string {
+	if f == protocol.Length {
+		return `{"t":"hello","proto":1}`
+	}
+	return `{"t":"hello","proto":1,"ext":["srt.v1"]}`
 }
 
 // serving waits for the "serving" line and records the address.

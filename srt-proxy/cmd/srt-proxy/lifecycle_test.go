@@ -29,8 +29,8 @@ func TestServesOnlyAfterHello(t *testing.T) {
 		t.Run(f.String(), func(t *testing.T) {
 			port := strconv.Itoa(freePort(t))
 			p := startNoHello(t, startOpts{framing: f, args: []string{"--listen", "127.0.0.1:" + port}})
-			if got := string(p.dec.next()); got != `{"t":"hello","proto":1}` {
-				t.Fatalf("proxy hello %q", got)
+			if got, want := string(p.dec.next()), proxyHello(f); got != want {
+				t.Fatalf("proxy hello %q, want %q", got, want)
 			}
 			time.Sleep(200 * time.Millisecond)
 			if c, err := net.Dial("tcp", "127.0.0.1:"+port); err == nil {

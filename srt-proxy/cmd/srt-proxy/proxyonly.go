@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"strconv"
+	"sync"
 	"syscall"
 
 	"github.com/rs/zerolog"
@@ -68,8 +69,15 @@ func runProxyOnly(o *proxyOnlyOpts, stderr io.Writer) int {
 		err error
 	}
 	got := make(chan dialed, 1)
+	// In line framing the proxy offers srt.v1, so that a decider that takes
+	// it can replace the host gate's lists while it runs (update), add
+	// deniedResolvedAddresses to the address check, and hear of the
+	// requests refused after its allow (refused). The gate and the address
+	// check are made only after the hello: an update meanwhile is applied
+	// once they exist.
+	gate := &gateUpdates{}
 	go func() {
-		l, err := link.DialContext(ctx, deciderStream(o.deciderIn, o.deciderOut), link.Config{Framing: o.framing, Timeout: o.verdictTimeout})
+		l, err := link.DialContext(ctx, deciderStream(o.deciderIn, o.deciderOut), link.Config{Framing: o.framing, OfferExt: true, Timeout: o.verdictTimeout, OnUpdate: gate.update})
 		got <- dialed{l, err}
 	}()
 	var l *link.Link
@@ -94,12 +102,14 @@ func runProxyOnly(o *proxyOnlyOpts, stderr io.Writer) int {
 	}
 	addrs := &decide.Addresses{Base: policy.ProxyOnlyDefaultDeniedRanges}
 	addrs.Set(hello)
+	po := proxy.NewProxyOnly(lists)
+	gate.start(po, addrs)
 	srv := &proxy.Server{
 		Asker:        &decide.Asker{Link: l},
 		Dialer:       &dial.Dialer{Policy: addrs.Policy},
 		Mode:         proxy.ProxyOnlyMode{},
 		MaxHeadBytes: proxy.ProxyOnlyHeadLimit,
-		ProxyOnly:    &proxy.ProxyOnly{Lists: lists},
+		ProxyOnly:    po,
 		// The fixed policy (§2.2): nothing it cannot inspect is tunnelled,
 		// the Host must name the target, targets go as spelled.
 		Rules: proxy.Rules{
@@ -137,6 +147,45 @@ func runProxyOnly(o *proxyOnlyOpts, stderr io.Writer) int {
 	}
 	srv.Shutdown()
 	return stopped(why)
+}
+
+// gateUpdates applies the decider's srt.v1 updates to the host gate and
+// the address check. The link delivers updates in order, on one goroutine.
+type gateUpdates struct {
+	mu      sync.Mutex
+	po      *proxy.ProxyOnly
+	addrs   *decide.Addresses
+	pending *link.Lists // an update before start
+}
+
+func (g *gateUpdates) update(l link.Lists) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.po == nil {
+		g.pending = &l
+		return
+	}
+	g.apply(l)
+}
+
+// start applies updates from now on, first one that came before.
+func (g *gateUpdates) start(po *proxy.ProxyOnly, addrs *decide.Addresses) {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	g.po, g.addrs = po, addrs
+	if g.pending != nil {
+		g.apply(*g.pending)
+		g.pending = nil
+	}
+}
+
+// apply sets both from an update. The codec checked its lists against the
+// hello's grammar, which EgressLists reads.
+func (g *gateUpdates) apply(l link.Lists) {
+	if lists, errs := policy.EgressLists(l.AllowedDomains, l.DeniedDomains); errs == nil {
+		g.po.SetLists(lists)
+	}
+	g.addrs.Set(l)
 }
 
 // openListeners turns the listening descriptors into listeners and binds

@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"strings"
+	"sync/atomic"
 
 	"github.com/srt-sandbox/decider/policy"
 )
@@ -34,15 +35,25 @@ import (
 // The fixed policy of the tunnels (refuse opaque tunnels, require host
 // match, targets as spelled) is the Server's Rules, which the caller sets.
 type ProxyOnly struct {
-	// Lists are the host gate's lists, the decider's hello; nil refuses
-	// every destination.
-	Lists *policy.Lists
+	lists atomic.Pointer[policy.Lists]
 }
+
+// NewProxyOnly is proxy-only mode with the host gate's lists, the
+// decider's hello; nil refuses every destination.
+func NewProxyOnly(lists *policy.Lists) *ProxyOnly {
+	p := &ProxyOnly{}
+	p.lists.Store(lists)
+	return p
+}
+
+// SetLists replaces the host gate's lists (the decider's srt.v1 update);
+// the next request uses them.
+func (p *ProxyOnly) SetLists(lists *policy.Lists) { p.lists.Store(lists) }
 
 // allows is the host gate for a canonical host and port; why is the
 // policy's reason for a refusal (for the decision record).
 func (p *ProxyOnly) allows(host string, port int) (ok bool, why string) {
-	d := p.Lists.Decide(host, port)
+	d := p.lists.Load().Decide(host, port)
 	return d.Allow, d.Reason
 }
 

@@ -178,7 +178,7 @@ func proxyOnlyFuzzServer() *Server {
 	if errs != nil {
 		panic(errs)
 	}
-	s.ProxyOnly = &ProxyOnly{Lists: lists}
+	s.ProxyOnly = NewProxyOnly(lists)
 	s.Rules.StripResponseHeaders = []string{"x-hop"}
 	return s
 }
