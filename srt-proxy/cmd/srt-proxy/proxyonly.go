@@ -13,8 +13,6 @@ import (
 	"sync"
 	"syscall"
 
-	"github.com/rs/zerolog"
-
 	"github.com/srt-sandbox/decider/policy"
 	"github.com/srt-sandbox/srt-proxy/internal/decide"
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
@@ -119,7 +117,7 @@ func runProxyOnly(o *proxyOnlyOpts, stderr io.Writer) int {
 			StripResponseHeaders: o.strip,
 			PlaintextHeaderSet:   o.plaintextHeaderSet,
 		},
-		Logger: debugLogger(o.debug, stderr),
+		Logger: debugLogger(o.debug, "srt proxy:", stderr),
 	}
 	if ca != nil {
 		srv.TLS = &proxy.Terminate{CA: ca}
@@ -227,13 +225,4 @@ func (o *proxyOnlyOpts) openListeners() ([]net.Listener, []string, error) {
 		names = append(names, a.IP.String()+":"+strconv.Itoa(a.Port))
 	}
 	return lns, names, nil
-}
-
-// debugLogger is the decision log of --debug: one line per request.
-func debugLogger(debug bool, stderr io.Writer) zerolog.Logger {
-	if !debug {
-		return zerolog.Nop()
-	}
-	return zerolog.New(zerolog.ConsoleWriter{Out: stderr, NoColor: true, PartsExclude: []string{zerolog.TimestampFieldName, zerolog.LevelFieldName},
-		FormatMessage: func(i any) string { return fmt.Sprintf("srt proxy: %v", i) }})
 }

@@ -144,13 +144,16 @@ func TestSOCKS5Refused(t *testing.T) {
 	}
 }
 
+// TestAddressNotAllowed: an allowed name that resolves to loopback is
+// refused, and under -d that is one decision line, which starts with the
+// decision (issue 14: it started with "<nil>" and came twice).
 func TestAddressNotAllowed(t *testing.T) {
 	// A name that resolves to loopback, in a private /etc/hosts that the
 	// proxy alone sees (a mount namespace of its own): there is no other
 	// way to make srt-proxy's resolver answer one from outside.
 	const name = "loopback-name.test"
 	hello := `{"t":"hello","proto":1,"allowedDomains":["` + name + `"],"deniedDomains":[]}`
-	p := start(t, startOpts{hello: hello, hosts: "127.0.0.1 localhost\n127.0.0.7 " + name + "\n"})
+	p := start(t, startOpts{hello: hello, hosts: "127.0.0.1 localhost\n127.0.0.7 " + name + "\n", args: []string{"-d"}})
 	got := async(func() string {
 		return p.roundTrip("GET http://" + name + "/ HTTP/1.1\r\nHost: " + name + "\r\n\r\n")
 	})
@@ -160,4 +163,34 @@ func TestAddressNotAllowed(t *testing.T) {
 	if ans := await(t, got); ans != want {
 		t.Errorf("got  %q\nwant %q", ans, want)
 	}
+	p.expectDecisionLine(`srt proxy: decision=deny reason="resolved to a loopback address" kind=http host=` + name + ` port=80 `)
+	// The next line is the next request's: the refusal was logged once.
+	p.roundTrip("GET http://notallowed.test/ HTTP/1.1\r\nHost: notallowed.test\r\n\r\n")
+	p.expectDecisionLine(`srt proxy: decision=deny reason="host is not on the allow list" kind=http host=notallowed.test port=80 `)
+}
+
+// expectDecisionLine waits for the next stderr line and checks that it
+// starts with prefix and goes on with the record's other fields.
+func (p *proc) expectDecisionLine(prefix string) {
+	p.t.Helper()
+	l := p.line()
+	if !strings.HasPrefix(l, prefix) || !strings.Contains(l, " duration_ms=") {
+		p.t.Fatalf("decision line %q\nwant it to start %q", l, prefix)
+	}
+}
+
+// TestDebugUnreachableOnce: an upstream that refuses the connection is one
+// decision line under -d, not two.
+func TestDebugUnreachableOnce(t *testing.T) {
+	upstream := closedAddr(t)
+	p := start(t, startOpts{args: []string{"-d"}})
+	got := async(func() string {
+		return p.roundTrip("GET http://" + upstream + "/ HTTP/1.1\r\nHost: " + upstream + "\r\n\r\n")
+	})
+	id, _ := p.dec.nextReq()
+	p.dec.send(verdict(id, `"action":"allow"`))
+	await(t, got)
+	p.expectDecisionLine(`srt proxy: decision=fail reason="upstream unreachable: ` + upstream)
+	p.roundTrip("GET http://notallowed.test/ HTTP/1.1\r\nHost: notallowed.test\r\n\r\n")
+	p.expectDecisionLine(`srt proxy: decision=deny reason="host is not on the allow list" kind=http host=notallowed.test port=80 `)
 }

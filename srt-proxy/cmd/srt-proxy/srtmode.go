@@ -11,8 +11,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/rs/zerolog"
-
 	"github.com/srt-sandbox/decider/protocol"
 	"github.com/srt-sandbox/srt-proxy/internal/decide"
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
@@ -106,11 +104,7 @@ func runSRT(o srtOptions) error {
 // and the trust bundle first: their errors are settings errors srt shows
 // before any command runs), the decider link, the parent proxy.
 func startSRT(o srtOptions, dec *os.File, token string) (*proxy.Server, *link.Link, error) {
-	log := zerolog.Nop()
-	if o.debug {
-		log = zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, NoColor: true, PartsExclude: []string{zerolog.TimestampFieldName, zerolog.LevelFieldName},
-			FormatMessage: func(i any) string { return fmt.Sprintf("srt-proxy: %v", i) }})
-	}
+	log := debugLogger(o.debug, "srt-proxy:", os.Stderr)
 	var term *proxy.Terminate
 	if o.tls != nil {
 		var err error

@@ -29,7 +29,7 @@ type relays struct {
 }
 
 func newRelays(debug bool) *relays {
-	return &relays{log: srtLogger(debug), by: map[string]*relay.Relay{}}
+	return &relays{log: debugLogger(debug, "srt-proxy:", os.Stderr), by: map[string]*relay.Relay{}}
 }
 
 // server is what serves a listener handed over with r: the relay r names,
@@ -85,14 +85,4 @@ func runRelayOnly(o srtOptions) error {
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	go func() { stop <- fmt.Errorf("%v", <-sigs) }()
 	return <-stop
-}
-
-// srtLogger is srt's mode's debug log: lines on stderr, "srt-proxy: "
-// first; nothing without -d.
-func srtLogger(debug bool) zerolog.Logger {
-	if !debug {
-		return zerolog.Nop()
-	}
-	return zerolog.New(zerolog.ConsoleWriter{Out: os.Stderr, NoColor: true, PartsExclude: []string{zerolog.TimestampFieldName, zerolog.LevelFieldName},
-		FormatMessage: func(i any) string { return fmt.Sprintf("srt-proxy: %v", i) }})
 }

@@ -25,6 +25,7 @@ type record struct {
 	user     string
 	addr     string // the address dialled
 	up, down int64  // bytes client→upstream and upstream→client (bodies, for plain HTTP)
+	logged   bool   // written: a record is one line, however many paths end it
 }
 
 func newRecord(kind string) *record {
@@ -40,8 +41,13 @@ func (r *record) set(decision, reason string) {
 	r.decision, r.reason = decision, reason
 }
 
-// log writes the record.
+// log writes the record, once: a refusal written on the way (an upstream
+// that failed under forward) is not written again by the caller.
 func (s *Server) log(r *record) {
+	if r.logged {
+		return
+	}
+	r.logged = true
 	if r.decision == "" {
 		r.decision = decisionFail
 	}
