@@ -25,6 +25,10 @@ const (
 	srtModeTitle = "srt-proxy: "
 )
 
+// usageHint follows every usage error of proxy-only mode: the help itself
+// is printed only when asked for, on stdout.
+const usageHint = "Run 'srt-proxy --help' for usage."
+
 // run is srt-proxy's main: it returns the exit code.
 func run(args []string) int {
 	return runWith(args, os.Stdout, os.Stderr)
@@ -35,28 +39,37 @@ func runWith(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stdout, "srt-proxy "+version)
 		return exitOK
 	}
+	if wantsHelp(args[1:]) {
+		printHelp(stdout)
+		return exitOK
+	}
+	usage := func(msg string) int {
+		fmt.Fprintln(stderr, msg)
+		fmt.Fprintln(stderr, usageHint)
+		return exitUsage
+	}
 	norm, err := normalizeArgs(args[1:])
 	if err != nil {
 		var ue *usageError
 		if errors.As(err, &ue) {
-			fmt.Fprintln(stderr, ue.msg)
-		} else {
-			fmt.Fprintln(stderr, usagePrefix+err.Error())
+			return usage(ue.msg)
 		}
-		return exitUsage
+		return usage(usagePrefix + err.Error())
 	}
 	code := exitOK
 	app := &cli.App{
 		Name:                      "srt-proxy",
-		Usage:                     "srt's HTTP egress gate: every request is decided by a decider process",
-		UsageText:                 "srt-proxy --decider-fd <fd> (--listen-fd <fd> | --listen <host:port>) [options]",
 		HideVersion:               true,
-		HideHelpCommand:           true,
+		HideHelp:                  true, // printHelp answers -h and --help
 		DisableSliceFlagSeparator: true,
 		Writer:                    stdout,
 		ErrWriter:                 stderr,
 		Flags:                     flags(),
 		ExitErrHandler:            func(*cli.Context, error) {},
+		// normalizeArgs refuses what the parser would; should it miss
+		// something, the parser's complaint is said without the help text
+		// it would print on stdout.
+		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
 		Action: func(c *cli.Context) error {
 			if c.Bool("srt-mode") {
 				code = runSRTMode(c, stderr)
@@ -64,8 +77,7 @@ func runWith(args []string, stdout, stderr io.Writer) int {
 			}
 			o, err := proxyOnlyOptions(c)
 			if err != nil {
-				fmt.Fprintln(stderr, usagePrefix+err.Error())
-				code = exitUsage
+				code = usage(usagePrefix + err.Error())
 				return nil
 			}
 			code = runProxyOnly(o, stderr)
@@ -73,44 +85,44 @@ func runWith(args []string, stdout, stderr io.Writer) int {
 		},
 	}
 	if err := app.Run(append([]string{args[0]}, norm...)); err != nil {
-		fmt.Fprintln(stderr, usagePrefix+err.Error())
-		return exitUsage
+		return usage(usagePrefix + err.Error())
 	}
 	return code
 }
 
+// flags are the options as urfave/cli parses them (normalizeArgs has
+// checked them; their help is options' in args.go).
 func flags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringSliceFlag{Name: "listen-fd", Usage: "accept connections on this inherited listening socket (repeatable)"},
-		&cli.StringFlag{Name: "listen", Usage: "listen on this loopback `host:port` instead (development)"},
-		&cli.BoolFlag{Name: "listen-any-interface", Usage: "let --listen bind a non-loopback address: the listener is unauthenticated and reachable from other hosts"},
-		&cli.StringFlag{Name: "decider-fd", Usage: "bidirectional decider stream (a socket) on this `fd`"},
-		&cli.StringFlag{Name: "decider-in", Usage: "decider -> proxy stream on this `fd` (with --decider-out)"},
-		&cli.StringFlag{Name: "decider-out", Usage: "proxy -> decider stream on this `fd` (with --decider-in)"},
-		&cli.StringFlag{Name: "decider-framing", Value: "line", Usage: "`line` (one JSON object per line) or length (the reference's 4-byte length prefix)"},
-		&cli.StringFlag{Name: "lifeline-fd", Usage: "shut down when the stream on this `fd` ends"},
-		&cli.StringFlag{Name: "ca-fd", Usage: "read the TLS-termination CA (key and certificate PEM) from this `fd`; without it every CONNECT is refused"},
-		&cli.StringSliceFlag{Name: "strip-response-header", Usage: "response headers never passed back (`name...`)"},
-		&cli.BoolFlag{Name: "plaintext-header-set", Usage: "let allow verdicts set headers on plain-HTTP requests (cleartext)"},
-		&cli.DurationFlag{Name: "verdict-timeout", Value: link.DefaultTimeout, Usage: "how long a request waits for its verdict"},
-		&cli.BoolFlag{Name: "debug", Aliases: []string{"d"}, Usage: "one decision line per request on stderr"},
-		&cli.BoolFlag{Name: "version", Usage: `print "srt-proxy <version>" and exit; every other option is ignored`},
-		&cli.BoolFlag{Name: "srt-mode", Usage: "srt's own mode: listeners and stop come over --control-fd (srt starts srt-proxy so); without --decider-fd it only relays"},
-		&cli.StringFlag{Name: "control-fd", Usage: "srt's mode: descriptor of srt's control channel"},
-		&cli.StringFlag{Name: "parent-http", Usage: "srt's mode: parent proxy `URL` for plain HTTP"},
-		&cli.StringFlag{Name: "parent-https", Usage: "srt's mode: parent proxy `URL` for tunnels (default: --parent-http)"},
-		&cli.StringFlag{Name: "no-proxy", Usage: "srt's mode: destinations that bypass the parent proxy (NO_PROXY syntax)"},
-		&cli.BoolFlag{Name: "tls-terminate", Usage: "srt's mode: terminate allowed CONNECTs (network.tlsTerminate)"},
-		&cli.StringFlag{Name: "tls-ca-cert", Usage: "srt's mode: the CA certificate `PATH` (with --tls-ca-key); without both, a CA is made for this run"},
-		&cli.StringFlag{Name: "tls-ca-key", Usage: "srt's mode: the CA key `PATH` (with --tls-ca-cert)"},
-		&cli.StringFlag{Name: "tls-bundle-out", Usage: "srt's mode: write the sandbox's trust bundle (the CA, the host's roots, --tls-extra-ca) to `PATH`"},
-		&cli.StringSliceFlag{Name: "tls-extra-ca", Usage: "srt's mode: also trust the certificates of this PEM `PATH`, upstream and in the bundle (repeatable)"},
-		&cli.StringSliceFlag{Name: "tls-exclude", Usage: "srt's mode: tunnel hosts matching this domain `PATTERN` without terminating (repeatable)"},
-		&cli.IntFlag{Name: "max-tunnels", Usage: "srt's mode: terminated tunnels open at once (1-65536; default 256)"},
-		&cli.DurationFlag{Name: "handshake-timeout", Usage: "srt's mode: bound on a client's TLS handshake (100ms-10m; default 10s)"},
-		&cli.BoolFlag{Name: "refuse-opaque-tunnels", Usage: "srt's mode: refuse tunnels that cannot be inspected (CONNECTs not terminated, non-TLS tunnels, SOCKS)"},
-		&cli.BoolFlag{Name: "require-host-match", Usage: "srt's mode: 421 when the Host header, TLS server name or authority is not the destination"},
-		&cli.StringFlag{Name: "ambiguous-target", Usage: "srt's mode: `refuse`, asSpelled or normalize request-targets whose normalized form differs (also on plain HTTP)"},
+		&cli.StringSliceFlag{Name: "listen-fd"},
+		&cli.StringFlag{Name: "listen"},
+		&cli.BoolFlag{Name: "listen-any-interface"},
+		&cli.StringFlag{Name: "decider-fd"},
+		&cli.StringFlag{Name: "decider-in"},
+		&cli.StringFlag{Name: "decider-out"},
+		&cli.StringFlag{Name: "decider-framing", Value: "line"},
+		&cli.StringFlag{Name: "lifeline-fd"},
+		&cli.StringFlag{Name: "ca-fd"},
+		&cli.StringSliceFlag{Name: "strip-response-header"},
+		&cli.BoolFlag{Name: "plaintext-header-set"},
+		&cli.DurationFlag{Name: "verdict-timeout", Value: link.DefaultTimeout},
+		&cli.BoolFlag{Name: "debug", Aliases: []string{"d"}},
+		&cli.BoolFlag{Name: "srt-mode"},
+		&cli.StringFlag{Name: "control-fd"},
+		&cli.StringFlag{Name: "parent-http"},
+		&cli.StringFlag{Name: "parent-https"},
+		&cli.StringFlag{Name: "no-proxy"},
+		&cli.BoolFlag{Name: "tls-terminate"},
+		&cli.StringFlag{Name: "tls-ca-cert"},
+		&cli.StringFlag{Name: "tls-ca-key"},
+		&cli.StringFlag{Name: "tls-bundle-out"},
+		&cli.StringSliceFlag{Name: "tls-extra-ca"},
+		&cli.StringSliceFlag{Name: "tls-exclude"},
+		&cli.IntFlag{Name: "max-tunnels"},
+		&cli.DurationFlag{Name: "handshake-timeout"},
+		&cli.BoolFlag{Name: "refuse-opaque-tunnels"},
+		&cli.BoolFlag{Name: "require-host-match"},
+		&cli.StringFlag{Name: "ambiguous-target"},
 	}
 }
 

@@ -258,7 +258,7 @@ func TestSocketActivation(t *testing.T) {
 	defer mine2.Close()
 	q := spawn(t, []string{"--decider-fd", "3"}, []*os.File{theirs2}, []string{"LISTEN_PID=1", "LISTEN_FDS=1"})
 	theirs2.Close()
-	if code, rest := q.exit(); code != 2 || rest != "srt proxy: --listen-fd (or --listen for development) is required" {
+	if code, rest := q.exit(); code != 2 || rest != "srt proxy: --listen-fd (or --listen for development) is required\n"+usageHint {
 		t.Fatalf("exit %d, %q", code, rest)
 	}
 }

@@ -116,7 +116,7 @@ func TestSRTModeOptionErrors(t *testing.T) {
 	defer r.Close()
 	defer w.Close()
 	for args, want := range map[string]string{
-		"--decider-fd 3 --listen 127.0.0.1:0 --tls-terminate":                      "srt proxy: --tls-terminate is an option of srt's mode (--srt-mode); proxy-only mode's policy is fixed",
+		"--decider-fd 3 --listen 127.0.0.1:0 --tls-terminate":                      "srt proxy: --tls-terminate is an option of srt's mode (--srt-mode); proxy-only mode's policy is fixed\n" + usageHint,
 		"--srt-mode --decider-fd 3 --control-fd 3 --tls-ca-cert x":                 "srt-proxy: --tls-ca-cert needs --tls-terminate",
 		"--srt-mode --decider-fd 3 --control-fd 3 --ambiguous-target x":            `srt-proxy: --ambiguous-target must be refuse, asSpelled or normalize (got "x")`,
 		"--srt-mode --decider-fd 3 --control-fd 3 --tls-terminate --tls-ca-key k":  "srt-proxy: --tls-ca-cert and --tls-ca-key must be given together",

@@ -23,10 +23,38 @@ func TestVersion(t *testing.T) {
 	}
 }
 
+// TestHelp: -h and --help, wherever they are, print proxy-only mode's
+// options on stdout, each with one default at most, and none of srt's
+// mode, which proxy-only mode refuses (issue 14: every option showed
+// "(default: …)" after its own default, and srt's mode's were listed).
 func TestHelp(t *testing.T) {
-	out, err := exec.Command(binary, "--help").CombinedOutput()
-	if err != nil || !strings.Contains(string(out), "--decider-framing") {
-		t.Fatalf("%v: %s", err, out)
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"--bogus", "--help"}, {"--listen", "x", "-h"}} {
+		cmd := exec.Command(binary, args...)
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		if err := cmd.Run(); err != nil || stderr.Len() != 0 {
+			t.Fatalf("%v: %v, stderr %q", args, err, stderr.String())
+		}
+		help := stdout.String()
+		for _, o := range options {
+			listed := strings.Contains(help, "  "+o.name+" ") || strings.Contains(help, ", "+o.name+" ") || strings.Contains(help, o.name+"\n")
+			if listed != (o.usage != "") {
+				t.Errorf("%v: %s listed: %v", args, o.name, listed)
+			}
+		}
+		for _, bad := range []string{"(default:", "  --srt-mode", "--tls-terminate", "--max-tunnels", "GLOBAL OPTIONS"} {
+			if strings.Contains(help, bad) {
+				t.Errorf("%v: the help holds %q:\n%s", args, bad, help)
+			}
+		}
+		if strings.Count(help, "default") != 2 { // --decider-framing's, --verdict-timeout's
+			t.Errorf("%v: %d defaults:\n%s", args, strings.Count(help, "default"), help)
+		}
+		for _, line := range strings.Split(help, "\n") {
+			if len(line) > helpWidth {
+				t.Errorf("%v: a line of %d columns: %q", args, len(line), line)
+			}
+		}
 	}
 }
 
@@ -76,6 +104,12 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--decider-fd"}, "error: option '--decider-fd <fd>' argument missing"},
 		{[]string{"--strip-response-header"}, "error: option '--strip-response-header <name...>' argument missing"},
 		{[]string{"--strip-response-header", "--debug"}, "error: option '--strip-response-header <name...>' argument missing"},
+		// Typed values are checked before the parser sees them: it would
+		// print the whole help on stdout.
+		{[]string{"--verdict-timeout", "x"}, `srt proxy: --verdict-timeout needs a duration such as 5s or 500ms (got "x")`},
+		{[]string{"--verdict-timeout=5"}, `srt proxy: --verdict-timeout needs a duration such as 5s or 500ms (got "5")`},
+		{[]string{"--srt-mode", "--max-tunnels", "many"}, `srt proxy: --max-tunnels needs a whole number (got "many")`},
+		{[]string{"--srt-mode", "--handshake-timeout", "1"}, `srt proxy: --handshake-timeout needs a duration such as 5s or 500ms (got "1")`},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
@@ -87,7 +121,8 @@ func TestUsageErrors(t *testing.T) {
 			if code := cmd.ProcessState.ExitCode(); code != 2 {
 				t.Errorf("exit %d (%v), want 2", code, err)
 			}
-			if got := strings.TrimSuffix(stderr.String(), "\n"); got != tt.want {
+			// A short message and the hint, never the help.
+			if got := strings.TrimSuffix(stderr.String(), "\n"); got != tt.want+"\n"+usageHint {
 				t.Errorf("stderr %q\nwant   %q", got, tt.want)
 			}
 			if stdout.Len() != 0 {
