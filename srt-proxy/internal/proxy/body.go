@@ -22,8 +22,10 @@ const (
 
 // framing reads a request head's body framing: Transfer-Encoding "chunked"
 // (the only coding accepted), or Content-Length, or none. Both at once,
-// differing Content-Length values, and Transfer-Encoding on HTTP/1.0 are
-// malformed (request smuggling vectors).
+// more than one Content-Length field (even with the same value: RFC 9112
+// §6.3 lets a recipient take one, the reference's parser refuses them),
+// and Transfer-Encoding on HTTP/1.0 are malformed (request smuggling
+// vectors).
 func framing(h *requestHead) (bodyKind, int64, error) {
 	te := h.values("transfer-encoding")
 	cl := h.values("content-length")
@@ -42,10 +44,8 @@ func framing(h *requestHead) (bodyKind, int64, error) {
 	if len(cl) == 0 {
 		return bodyNone, 0, nil
 	}
-	for _, v := range cl[1:] {
-		if v != cl[0] {
-			return 0, 0, malformed("conflicting Content-Length")
-		}
+	if len(cl) > 1 {
+		return 0, 0, malformed("more than one Content-Length")
 	}
 	v := cl[0]
 	if v == "" || len(v) > 18 || strings.TrimLeft(v, "0123456789") != "" {

@@ -41,9 +41,10 @@ func (e *malformedError) Error() string { return "malformed request: " + e.why }
 func malformed(why string) error { return &malformedError{why} }
 
 // readHead reads one request head of at most limit bytes (request line,
-// header lines and the empty line). Lines end in CRLF or a bare LF; any
-// other CR, a NUL, obs-fold, whitespace before a colon and non-token names
-// are malformed. Empty lines before the request line are skipped
+// header lines and the empty line). Lines end in CRLF: a bare LF (which
+// RFC 9112 §2.2 lets a recipient accept, and the reference's parser does
+// not), any other CR, a NUL, obs-fold, whitespace before a colon and
+// non-token names are malformed. Empty lines before the request line are skipped
 // (RFC 9112 §2.2). errNoRequest means the peer closed before sending a
 // byte of a head; io.ErrUnexpectedEOF that it closed in the middle of one.
 func readHead(br *bufio.Reader, limit int) (*requestHead, error) {
@@ -101,9 +102,9 @@ func readHeadLine(br *bufio.Reader, budget *int) ([]byte, error) {
 			if acc != nil {
 				chunk = append(acc, chunk...)
 			}
-			line := chunk[:len(chunk)-1]
-			if n := len(line); n > 0 && line[n-1] == '\r' {
-				line = line[:n-1]
+			line, ok := bytes.CutSuffix(chunk, []byte("\r\n"))
+			if !ok {
+				return nil, malformed("line ending is a bare LF, not CRLF")
 			}
 			if bytes.IndexByte(line, '\r') >= 0 {
 				return nil, malformed("bare CR")

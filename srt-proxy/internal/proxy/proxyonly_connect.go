@@ -14,8 +14,8 @@ func (h *httpConn) serveProxyOnlyConnect(head *requestHead, rec *record) {
 	refuse := func(c Cause, why string) {
 		h.refuse(rec, Refusal{Cause: c, Kind: KindConnect, Reason: why, Host: rec.host}, true)
 	}
-	if !asciiConnectTarget(head.target) {
-		refuse(CauseBadRequest, whyNotASCII)
+	if why := connectTargetProblem(head.target); why != "" {
+		refuse(CauseBadRequest, why)
 		return
 	}
 	host, port, err := parseConnectTarget(head.target)
@@ -33,6 +33,30 @@ func (h *httpConn) serveProxyOnlyConnect(head *requestHead, rec *record) {
 		return
 	}
 	refuse(CauseOpaqueTunnel, whyOpaqueTunnel)
+}
+
+// connectTargetProblem says why proxy-only mode does not take a CONNECT
+// target as it stands, or "": not host:port (a user named, no port, a
+// path or URL), or a host not spelled in plain ASCII
+// (asciiConnectTarget).
+func connectTargetProblem(target string) string {
+	switch {
+	case strings.Contains(target, "@"):
+		return whyConnectUserinfo
+	case strings.ContainsAny(target, "/?#") || target == "*":
+		return whyConnectForm
+	}
+	port := target
+	if strings.HasPrefix(target, "[") {
+		port = target[strings.IndexByte(target, ']')+1:] // -1+1: the whole target when unclosed
+	}
+	if !strings.Contains(port, ":") {
+		return whyConnectNoPort
+	}
+	if !asciiConnectTarget(target) {
+		return whyNotASCII
+	}
+	return ""
 }
 
 // asciiConnectTarget reports whether a CONNECT target is "host:port" with

@@ -37,8 +37,8 @@ func (h *httpConn) serveProxyOnlyRequest(head *requestHead, rec *record) bool {
 	refuse := func(c Cause, why string, close bool) bool {
 		return h.refuse(rec, Refusal{Cause: c, Kind: KindHTTP, Reason: why, Host: rec.host}, close)
 	}
-	if !asciiAuthority(head.target) {
-		return refuse(CauseBadRequest, whyNotASCII, early)
+	if why := absoluteFormProblem(head.target); why != "" {
+		return refuse(CauseBadRequest, why, early)
 	}
 	t, err := parseAbsoluteTarget(head.target)
 	if err != nil {

@@ -6,6 +6,33 @@ import (
 	"strings"
 )
 
+// absoluteFormProblem says why proxy-only mode does not forward a
+// request-target as it stands, before its host is parsed, or "": not the
+// absolute form (origin form, "*", another scheme), a user named in the
+// authority, or a host not spelled in plain ASCII (asciiAuthority).
+func absoluteFormProblem(target string) string {
+	switch {
+	case target == "*":
+		return whyAsteriskForm
+	case strings.HasPrefix(target, "/"):
+		return whyOriginForm
+	}
+	rest, ok := cutSchemeFold(target)
+	if !ok {
+		return whyNotHTTPURL
+	}
+	if end := strings.IndexAny(rest, "/?#"); end >= 0 {
+		rest = rest[:end]
+	}
+	if strings.Contains(rest, "@") {
+		return whyUserinfo
+	}
+	if !asciiAuthority(target) {
+		return whyNotASCII
+	}
+	return ""
+}
+
 // asciiAuthority reports whether an absolute-form request-target names
 // its host in plain ASCII (§2.2): "http://" or "https://" (any case), then
 // an IPv6 literal in brackets, or a host without '/', '?', '#', ':', '@',

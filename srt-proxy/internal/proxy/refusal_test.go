@@ -308,3 +308,27 @@ func TestRenderCoversEveryCause(t *testing.T) {
 		}
 	}
 }
+
+// TestStrictHeads: srt's mode, too, refuses the heads the reference's
+// parser refuses, before asking anyone (issue 14: they were forwarded).
+func TestStrictHeads(t *testing.T) {
+	for name, head := range map[string]string{
+		"bare LF line endings":         "GET http://a.test/ HTTP/1.1\nHost: a.test\n\n",
+		"one bare LF":                  "GET http://a.test/ HTTP/1.1\r\nHost: a.test\nX: y\r\n\r\n",
+		"a bare LF before the request": "\nGET http://a.test/ HTTP/1.1\r\nHost: a.test\r\n\r\n",
+		"two identical Content-Length": "POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: 1\r\nContent-Length: 1\r\n\r\nx",
+		"two different Content-Length": "POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: 1\r\nContent-Length: 2\r\n\r\nxy",
+		"a Content-Length list":        "POST http://a.test/ HTTP/1.1\r\nHost: a.test\r\nContent-Length: 1, 1\r\n\r\nx",
+	} {
+		t.Run(name, func(t *testing.T) {
+			a := &fakeAsker{}
+			addr, _ := startProxy(t, a, nil)
+			if got, want := rawExchange(t, addr, []byte(head)), "HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"; got != want {
+				t.Errorf("got  %q\nwant %q", got, want)
+			}
+			if asked := a.requests(); len(asked) != 0 {
+				t.Errorf("the decider was asked about %+v", asked)
+			}
+		})
+	}
+}

@@ -33,6 +33,16 @@ const (
 	whyNoHostHeader       = "HTTP/1.1 request without a Host header"
 	whyNotASCII           = "destination host is not plain ASCII"
 	whyMalformedTarget    = "malformed request-target"
+	// Request-targets that name no destination, or one spelled in a way
+	// the proxy does not forward (the reference says whyNotASCII of them
+	// all).
+	whyOriginForm      = "request-target is in origin form (/path): a proxy needs the absolute form, http://host/path"
+	whyAsteriskForm    = "request-target * names no destination: a proxy needs the absolute form, http://host/path"
+	whyNotHTTPURL      = "request-target is not an http:// or https:// URL"
+	whyUserinfo        = "request-target names a user (user@host), which is not forwarded"
+	whyConnectNoPort   = "CONNECT target has no port: it must be host:port"
+	whyConnectUserinfo = "CONNECT target names a user (user@host): it must be host:port"
+	whyConnectForm     = "CONNECT target is not host:port"
 )
 
 // Render implements Mode.
