@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/srt-sandbox/decider/policy"
@@ -86,8 +87,17 @@ func (p *upstreamPool) get(ctx context.Context, key upKey, fresh bool) (*upConn,
 }
 
 // take removes the most recently used idle connection to key from the
-// pool; nil when there is none checked under the policy in force.
+// pool, its watch ended; nil when there is none checked under the policy
+// in force.
 func (p *upstreamPool) take(key upKey) *upConn {
+	u := p.pop(key)
+	if u != nil {
+		u.unwatch()
+	}
+	return u
+}
+
+func (p *upstreamPool) pop(key upKey) *upConn {
 	cur := p.policy()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -124,11 +134,54 @@ func (p *upstreamPool) put(u *upConn) {
 	}
 	p.idle[u.key] = append(p.idle[u.key], u)
 	p.n++
+	p.watch(u)
 	if u.expiry == nil {
 		u.expiry = time.AfterFunc(upstreamIdleFor, func() { p.expire(u) })
 	} else {
 		u.expiry.Reset(upstreamIdleFor)
 	}
+}
+
+// watch closes u, idle in the pool, as soon as its socket has anything
+// to read: the upstream's FIN (its idle close, which would otherwise keep
+// the socket in CLOSE-WAIT until the next request to that destination or
+// the idle timer) or bytes nobody asked for; either way alive would refuse
+// it. It reads nothing: a goroutine waits on the poller for readability,
+// peeking, until then, or until unwatch (a read deadline) or a close ends
+// the wait. A connection it cannot look into is left to the idle timer.
+func (p *upstreamPool) watch(u *upConn) {
+	sc, ok := u.raw.(syscall.Conn)
+	if !ok {
+		return
+	}
+	rc, err := sc.SyscallConn()
+	if err != nil {
+		return
+	}
+	done := make(chan struct{})
+	u.watched = done
+	go func() {
+		defer close(done)
+		var buf [1]byte
+		err := rc.Read(func(fd uintptr) bool {
+			_, _, err := syscall.Recvfrom(int(fd), buf[:], syscall.MSG_PEEK|syscall.MSG_DONTWAIT)
+			return err != syscall.EAGAIN && err != syscall.EWOULDBLOCK // false: wait for readability
+		})
+		if err == nil {
+			p.expire(u) // a no-op if it was taken meanwhile: alive sees the same
+		}
+	}()
+}
+
+// unwatch ends u's watch and waits for it, leaving no read deadline.
+func (u *upConn) unwatch() {
+	if u.watched == nil {
+		return
+	}
+	u.raw.SetReadDeadline(time.Unix(1, 0)) // wakes the wait
+	<-u.watched
+	u.raw.SetReadDeadline(time.Time{})
+	u.watched = nil
 }
 
 // expire closes u if it is still idle in the pool.

@@ -33,9 +33,10 @@ type upConn struct {
 
 	// The pool's: where it belongs, the address policy its address was
 	// checked under, and the timer that closes it when idle too long.
-	key    upKey
-	policy *policy.AddressPolicy
-	expiry *time.Timer
+	key     upKey
+	policy  *policy.AddressPolicy
+	expiry  *time.Timer
+	watched chan struct{} // closed when the idle watch ends; nil: not watched (pool.go)
 }
 
 func newUpConn(c, raw net.Conn, addr string) *upConn {
