@@ -118,6 +118,7 @@ func runProxyOnly(o *proxyOnlyOpts, stderr io.Writer) int {
 			PlaintextHeaderSet:   o.plaintextHeaderSet,
 		},
 		Logger: debugLogger(o.debug, "srt proxy:", stderr),
+		Warn:   func(text string) { say("warning: %s", text) },
 	}
 	if ca != nil {
 		srv.TLS = &proxy.Terminate{CA: ca}

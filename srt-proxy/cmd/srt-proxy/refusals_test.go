@@ -88,9 +88,10 @@ func TestRefusals(t *testing.T) {
 		{name: "body of a GET asked for", request: "GET http://allowed.test/ HTTP/1.1\r\nHost: allowed.test\r\nContent-Length: 5\r\n\r\nhello",
 			verdict: []string{`"action":"need_body","max":10`},
 			want:    refusal(403, "Forbidden", "bodyless_method_body", bodylessWhy, true)},
+		// The reference: a bare "Bad Gateway".
 		{name: "upstream unreachable", request: "GET http://" + upstream + "/ HTTP/1.1\r\nHost: " + upstream + "\r\n\r\n",
 			verdict: []string{`"action":"allow"`},
-			want:    "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: 11\r\n\r\nBad Gateway"},
+			want:    refusal(502, "Bad Gateway", "upstream_connection_refused", "upstream "+upstream+": connection refused", false)},
 		{name: "CONNECT not on the allow list", request: "CONNECT notallowed.test:443 HTTP/1.1\r\nHost: notallowed.test:443\r\n\r\n",
 			want: connectRefusal(403, "Forbidden", "host_not_allowed", allowlist)},
 		{name: "CONNECT without a CA", request: "CONNECT allowed.test:443 HTTP/1.1\r\nHost: allowed.test:443\r\n\r\n",

@@ -130,6 +130,7 @@ func startSRT(o srtOptions, dec *os.File, token string) (*proxy.Server, *link.Li
 		TLS:    term,
 		Rules:  o.rules,
 		Logger: log,
+		Warn:   func(text string) { fmt.Fprintln(os.Stderr, srtModeTitle+"warning: "+text) },
 	}
 	return srv, l, nil
 }

@@ -126,7 +126,8 @@ func (t *tlsOptions) terminate(log zerolog.Logger) (*proxy.Terminate, error) {
 			return nil, fmt.Errorf("tlsTerminate: writing the trust bundle: %w", err)
 		}
 	}
-	return &proxy.Terminate{CA: ca, Roots: roots, Exclude: exclude, MaxTunnels: t.maxTunnels, HandshakeTimeout: t.handshakeTimeout}, nil
+	return &proxy.Terminate{CA: ca, Roots: roots, TrustFix: "network.tlsTerminate.extraCaCertPaths",
+		Exclude: exclude, MaxTunnels: t.maxTunnels, HandshakeTimeout: t.handshakeTimeout}, nil
 }
 
 // ca is the settings' CA (caCertPath and caKeyPath), or one made for this

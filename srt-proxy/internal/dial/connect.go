@@ -24,7 +24,7 @@ func (d *Dialer) connectVia(ctx context.Context, u *url.URL, host string, port i
 	ctx, cancel := context.WithTimeout(ctx, d.Parent.handshakeTimeout())
 	defer cancel()
 	fail := func(err error) (net.Conn, Dialed, error) {
-		return nil, Dialed{}, &UnreachableError{Host: host, Port: port, Err: fmt.Errorf("parent proxy %s: %w", u.Host, err)}
+		return nil, Dialed{}, &UnreachableError{Host: host, Port: port, Parent: u.Host, Err: fmt.Errorf("parent proxy %s: %w", u.Host, err)}
 	}
 	raw, err := d.dial(ctx, "tcp", parentAddr(u))
 	if err != nil {

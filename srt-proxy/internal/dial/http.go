@@ -43,7 +43,7 @@ func (d *Dialer) HTTP(ctx context.Context, scheme, host string, port int, wrap f
 	}
 	c, err := d.dialParent(ctx, u)
 	if err != nil {
-		return nil, Dialed{}, &UnreachableError{Host: host, Port: port, Err: fmt.Errorf("parent proxy %s: %w", u.Host, err)}
+		return nil, Dialed{}, &UnreachableError{Host: host, Port: port, Parent: u.Host, Err: fmt.Errorf("parent proxy %s: %w", u.Host, err)}
 	}
 	return c, Dialed{Addr: c.RemoteAddr().String(), Parent: u}, nil
 }

@@ -25,6 +25,11 @@ type httpConn struct {
 
 	wmu          sync.Mutex // orders a 100 Continue against the response head
 	responseSent bool
+
+	// trustFix is where an upstream certificate's CA is added, as the
+	// refusal of an untrusted one says (a terminated tunnel's
+	// Terminate.TrustFix); "": this host's trust store.
+	trustFix string
 }
 
 // serveHTTP serves requests on a connection until it closes or one of
@@ -156,7 +161,10 @@ func (h *httpConn) refuse(rec *record, r Refusal, close bool) bool {
 		decision = decisionDeny
 	}
 	rec.set(decision, r.Reason)
-	if r.Reason == "" {
+	switch {
+	case r.Log != "":
+		rec.reason = r.Log
+	case r.Reason == "":
 		rec.reason = causeNames[r.Cause]
 	}
 	if r.Kind == KindConnect {

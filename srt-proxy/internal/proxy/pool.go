@@ -3,7 +3,6 @@ package proxy
 import (
 	"context"
 	"crypto/tls"
-	"errors"
 	"net"
 	"sync"
 	"syscall"
@@ -228,7 +227,7 @@ func (pu pooledUpstream) get(ctx context.Context, ex *exchange, fresh bool) (*up
 	}
 	if !pu.h.c.setUpstream(u.conn) {
 		u.close()
-		return nil, errors.New("server closing")
+		return nil, errServerClosing
 	}
 	return u, nil
 }

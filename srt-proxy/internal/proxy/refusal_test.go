@@ -14,6 +14,7 @@ const allowlistHTTP = "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-P
 func TestRefusalsPlainHTTP(t *testing.T) {
 	echo := echoServer(t, "tcp", "127.0.0.1:0")
 	echoPort := portOf(t, echo.Addr().String())
+	closed := closedPort(t)
 	tests := []struct {
 		name    string
 		answer  func(*Request) (Verdict, error)
@@ -53,17 +54,19 @@ func TestRefusalsPlainHTTP(t *testing.T) {
 			"Connection to multi.test blocked: resolved to a loopback address / a link-local address\n",
 		refused: []string{"multi.test resolved to a loopback address / a link-local address"},
 	}, {
-		name:    "unreachable",
+		// An upstream that cannot be reached says why (issue 14: a bare
+		// "Bad Gateway").
+		name:    "connection refused",
 		answer:  allowAll,
-		target:  "http://" + closedPort(t) + "/",
-		want:    "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: 11\r\nConnection: close\r\n\r\nBad Gateway",
+		target:  "http://" + closed + "/",
+		want:    "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nX-Proxy-Error: upstream-connection-refused\r\nContent-Length: 45\r\nConnection: close\r\n\r\nupstream " + closed + ": connection refused\n",
 		refused: []string{"127.0.0.1 upstream unreachable: "},
 	}, {
 		name:    "name does not resolve",
 		answer:  allowAll,
 		resolve: map[string][]string{},
 		target:  "http://nowhere.test/",
-		want:    "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nContent-Length: 11\r\nConnection: close\r\n\r\nBad Gateway",
+		want:    "HTTP/1.1 502 Bad Gateway\r\nContent-Type: text/plain\r\nX-Proxy-Error: upstream-name-not-resolved\r\nContent-Length: 44\r\nConnection: close\r\n\r\nupstream nowhere.test:80: name not resolved\n",
 		refused: []string{"nowhere.test upstream unreachable: nowhere.test:80: lookup nowhere.test: no such host"},
 	}, {
 		name:   "origin-form request-target",
@@ -111,6 +114,7 @@ func TestRefusalKeepsConnection(t *testing.T) {
 }
 
 func TestRefusalsConnect(t *testing.T) {
+	closed := closedPort(t)
 	tests := []struct {
 		name    string
 		answer  func(*Request) (Verdict, error)
@@ -149,10 +153,18 @@ func TestRefusalsConnect(t *testing.T) {
 		target:  "myapp.test:8765",
 		want:    "HTTP/1.1 403 resolved to a loopback address\r\nContent-Type: text/plain\r\nX-Proxy-Error: blocked-by-sandbox-runtime\r\n\r\nConnection to myapp.test blocked: resolved to a loopback address",
 	}, {
-		name:   "unreachable",
+		// The reason of an upstream failure is the status phrase and the
+		// X-Proxy-Error value, as a policy refusal's (issue 14: a bare 502).
+		name:   "connection refused",
 		answer: allowAll,
-		target: closedPort(t),
-		want:   "HTTP/1.1 502 Bad Gateway\r\n\r\n",
+		target: closed,
+		want:   "HTTP/1.1 502 upstream connection refused\r\nContent-Type: text/plain\r\nX-Proxy-Error: upstream-connection-refused\r\n\r\nupstream " + closed + ": connection refused",
+	}, {
+		name:    "name does not resolve",
+		answer:  allowAll,
+		resolve: map[string][]string{},
+		target:  "nowhere.test:443",
+		want:    "HTTP/1.1 502 upstream name not resolved\r\nContent-Type: text/plain\r\nX-Proxy-Error: upstream-name-not-resolved\r\n\r\nupstream nowhere.test:443: name not resolved",
 	}, {
 		name:   "target without a port",
 		target: "example.com",

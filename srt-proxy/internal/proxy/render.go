@@ -38,6 +38,13 @@ type Refusal struct {
 	Status int    // the decider's status, for CauseDenied
 	Reason string // the decider's reason, the refusal phrase, or what is wrong
 	Host   string // the canonical destination host
+	// Failure says how the upstream leg failed, for CauseUnreachable
+	// (unreachable.go); Reason is then the line the client is told.
+	Failure UpstreamFailure
+	// Log is the decision record's reason when it says more than Reason
+	// (an upstream failure's error, which may name the proxy's own
+	// addresses); "": Reason.
+	Log string
 }
 
 // Answer is a rendered refusal. For KindSOCKS only SOCKS is used.
@@ -62,6 +69,7 @@ const (
 	socksGeneralFailure  = 0x01
 	socksNotAllowed      = 0x02
 	socksHostUnreachable = 0x04
+	socksConnRefused     = 0x05
 	socksCmdUnsupported  = 0x07
 	socksAddrUnsupported = 0x08
 )
@@ -109,11 +117,7 @@ func (SRTMode) Render(r Refusal) Answer {
 			Header: [][2]string{{"Content-Type", textPlain}, {"X-Proxy-Error", tagSandboxRuntime}},
 			Body:   line(policy.BlockedMessage(r.Host, r.Reason))}
 	case CauseUnreachable:
-		if connect {
-			return Answer{Status: 502, Phrase: "Bad Gateway"}
-		}
-		return Answer{Status: 502, Phrase: "Bad Gateway", SOCKS: socksHostUnreachable,
-			Header: [][2]string{{"Content-Type", textPlain}}, Body: "Bad Gateway"}
+		return unreachableAnswer(r, "X-Proxy-Error", r.Failure.Tag())
 	case CauseUnavailable:
 		return Answer{Status: 503, Phrase: "Service Unavailable", SOCKS: socksGeneralFailure,
 			Header: [][2]string{{"Content-Type", textPlain}}, Body: line(deciderReason(r.Reason))}

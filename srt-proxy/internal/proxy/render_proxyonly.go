@@ -6,7 +6,8 @@ import "github.com/srt-sandbox/decider/policy"
 // (§2.2): every refusal the proxy or the decider makes carries
 // "X-Deny-Reason: <code>" and a text/plain body, the reason and a newline
 // for plain HTTP, the bare reason for a CONNECT (written raw and closed).
-// An unreachable upstream is a plain 502 without a code, as there.
+// An unreachable upstream is a 502 whose code says how it failed
+// (upstream_name_not_resolved, …), where the reference's has no code.
 type ProxyOnlyMode struct{}
 
 // DenyReasonHeader names the code of a proxy-only refusal.
@@ -90,11 +91,7 @@ func (ProxyOnlyMode) Render(r Refusal) Answer {
 		}
 		return a
 	case CauseUnreachable:
-		if connect {
-			return Answer{Status: 502, Phrase: "Bad Gateway", SOCKS: socksHostUnreachable}
-		}
-		return Answer{Status: 502, Phrase: "Bad Gateway", SOCKS: socksHostUnreachable,
-			Header: [][2]string{{"Content-Type", textPlain}}, Body: "Bad Gateway"}
+		return unreachableAnswer(r, DenyReasonHeader, r.Failure.Code())
 	case CauseAuth: // proxy-only mode has no proxy credentials; kept for completeness
 		return Answer{Status: 407, Phrase: "Proxy Authentication Required", SOCKS: socksNotAllowed,
 			Header: [][2]string{{"Proxy-Authenticate", `Basic realm="srt"`}}}

@@ -89,7 +89,9 @@ func (h *httpConn) upstreamFailed(rec *record, req *Request, err error, close bo
 	}
 	why := unreachableReason(err)
 	h.s.Asker.Refused(req, why)
-	return h.refuse(rec, Refusal{Cause: CauseUnreachable, Kind: req.Kind, Reason: why, Host: req.Host}, close)
+	f, text := upstreamFailure(err, req.Host, req.Port, h.trustFix)
+	h.s.warnOnce(f, req.Host, req.Port, text)
+	return h.refuse(rec, Refusal{Cause: CauseUnreachable, Kind: req.Kind, Reason: text, Failure: f, Log: why, Host: req.Host}, close)
 }
 
 // unreachableReason is the refusal reason of a failed upstream leg,

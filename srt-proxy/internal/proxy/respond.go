@@ -28,7 +28,8 @@ func (h *httpConn) relay(ex *exchange, resp *http.Response, u *upConn) (keep, up
 	code := resp.StatusCode
 	if code < 200 || code > 999 {
 		// A 101 to a request whose Upgrade was not forwarded, or worse.
-		h.writeAnswer(h.s.Mode.Render(Refusal{Cause: CauseUnreachable, Kind: KindHTTP}), KindHTTP, true)
+		why := "upstream " + net.JoinHostPort(ex.req.Host, strconv.Itoa(ex.req.Port)) + ": failed (it answered status " + strconv.Itoa(code) + ", which is not relayed)"
+		h.writeAnswer(h.s.Mode.Render(Refusal{Cause: CauseUnreachable, Kind: KindHTTP, Failure: UpstreamFailed, Reason: why}), KindHTTP, true)
 		rec.set(decisionFail, "upstream answered status "+strconv.Itoa(code))
 		return false, false
 	}

@@ -53,6 +53,10 @@ type Server struct {
 	// Grace is how long Shutdown lets connections in flight finish; 0
 	// means 1 s.
 	Grace time.Duration
+	// Warn, when set, is told what a user must fix that no client
+	// request can (an upstream certificate nothing trusts: the CA to add),
+	// once per destination; nil: only the refusals say it.
+	Warn func(text string)
 
 	// clientWatchDelay replaces defaultWatchDelay (watch.go); tests
 	// shorten it.
@@ -61,6 +65,7 @@ type Server struct {
 	initOnce sync.Once
 	pool     *upstreamPool   // plain-HTTP upstream connections kept alive
 	strip    map[string]bool // Rules.StripResponseHeaders, folded
+	warned   sync.Map        // destinations Warn was told about
 	ctx      context.Context // cancelled when the server closes for good
 	cancel   context.CancelFunc
 

@@ -124,7 +124,8 @@ func (s *Server) serveSOCKS5(c *conn, br *bufio.Reader) {
 		}
 		why := unreachableReason(err)
 		s.Asker.Refused(req, why)
-		refuse(Refusal{Cause: CauseUnreachable, Reason: why}, decisionFail)
+		f, _ := upstreamFailure(err, host, port, "")
+		refuse(Refusal{Cause: CauseUnreachable, Reason: why, Failure: f}, decisionFail)
 		return
 	}
 	if _, err := c.raw.Write(socksReply(socksSucceeded)); err != nil {

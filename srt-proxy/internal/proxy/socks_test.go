@@ -64,7 +64,8 @@ func TestSOCKS5Refusals(t *testing.T) {
 		{"deny", denyWith("no"), nil, socksDomain("a.test", 443), 0x02},
 		{"decider unavailable", func(*Request) (Verdict, error) { return Verdict{}, io.EOF }, nil, socksDomain("a.test", 443), 0x01},
 		{"resolved to loopback", allowAll, map[string][]string{"myapp.test": {"127.0.0.1"}}, socksDomain("myapp.test", 80), 0x02},
-		{"unreachable", allowAll, nil, socksIP(netip.MustParseAddr("127.0.0.1"), closedPortNum(t)), 0x04},
+		{"connection refused", allowAll, nil, socksIP(netip.MustParseAddr("127.0.0.1"), closedPortNum(t)), 0x05},
+		{"name not resolved", allowAll, map[string][]string{}, socksDomain("nowhere.test", 443), 0x04},
 		{"malformed host", allowAll, nil, socksDomain("a\r\nb", 80), 0x02},
 		{"port 0", allowAll, nil, socksDomain("a.test", 0), 0x02},
 	}

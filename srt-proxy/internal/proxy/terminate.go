@@ -29,6 +29,12 @@ type Terminate struct {
 	// settings' extraCaCertPaths (dial.UpstreamRoots); nil: the host's
 	// roots only.
 	Roots *x509.CertPool
+	// TrustFix names where a user adds the CA of an upstream certificate
+	// Roots do not trust, as the refusal of one says ("if you trust it,
+	// add its CA certificate to <TrustFix>"): the settings'
+	// network.tlsTerminate.extraCaCertPaths in srt's mode; "": this host's
+	// trust store.
+	TrustFix string
 	// Exclude reports whether CONNECTs to a canonical host are tunnelled
 	// without termination (excludeDomains); nil: none are.
 	Exclude func(host string) bool

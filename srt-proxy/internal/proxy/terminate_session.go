@@ -31,7 +31,7 @@ func newTLSSession(s *Server, outer *conn, tc *tls.Conn, bulk *bulkConn, connect
 	x := &tlsSession{s: s, t: s.TLS, outer: outer, tc: tc, bulk: bulk, connect: connect,
 		sni: policy.LowerASCII(tc.ConnectionState().ServerName)}
 	x.h = &httpConn{s: s, c: &conn{raw: tc}, br: bufio.NewReaderSize(tc, 4096), bw: bufio.NewWriterSize(tc, 4096),
-		stall: x.stall(), bulk: bulk, keepAlive: keepAliveAnswer}
+		stall: x.stall(), bulk: bulk, keepAlive: keepAliveAnswer, trustFix: x.t.TrustFix}
 	return x
 }
 

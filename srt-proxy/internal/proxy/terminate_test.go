@@ -337,20 +337,41 @@ func TestTerminateOpaque(t *testing.T) {
 func isReset(err error) bool { return strings.Contains(err.Error(), "reset") }
 
 // TestTerminateUpstreamUntrusted: an upstream whose certificate the
-// proxy's roots do not trust gets 502 inside the tunnel, and the decider
-// is told.
+// proxy's roots do not trust gets 502 inside the tunnel, saying so and
+// where to add its CA, in the body and the X-Proxy-Error header; the
+// decider is told, and Warn once for the destination, however many
+// requests meet it (issue 14: a bare 502; the cause only under -d).
 func TestTerminateUpstreamUntrusted(t *testing.T) {
-	f := newTLSFixture(t, fixtureOpts{terminate: func(tt *Terminate) { tt.Roots = x509.NewCertPool() }})
-	tc, br := f.tunnel(f.target("echo.test"), "echo.test")
-	resp, _ := do(t, tc, br, "GET / HTTP/1.1\r\nHost: echo.test\r\n\r\n")
-	if resp.StatusCode != 502 {
-		t.Errorf("status %d", resp.StatusCode)
+	var mu sync.Mutex
+	var warned []string
+	f := newTLSFixture(t, fixtureOpts{
+		terminate: func(tt *Terminate) {
+			tt.Roots, tt.TrustFix = x509.NewCertPool(), "network.tlsTerminate.extraCaCertPaths"
+		},
+		server: func(s *Server) {
+			s.Warn = func(text string) { mu.Lock(); warned = append(warned, text); mu.Unlock() }
+		},
+	})
+	want := "upstream " + f.target("echo.test") + ": certificate not trusted (x509: certificate signed by unknown authority); " +
+		"if you trust it, add its CA certificate to network.tlsTerminate.extraCaCertPaths"
+	for i := range 3 {
+		tc, br := f.tunnel(f.target("echo.test"), "echo.test")
+		resp, body := do(t, tc, br, "GET / HTTP/1.1\r\nHost: echo.test\r\n\r\n")
+		if resp.StatusCode != 502 || resp.Header.Get("X-Proxy-Error") != "upstream-certificate-not-trusted" || body != want+"\n" {
+			t.Errorf("request %d: %d, X-Proxy-Error %q, body %q", i, resp.StatusCode, resp.Header.Get("X-Proxy-Error"), body)
+		}
+		tc.Close()
 	}
-	if r := f.asker.refusals(); len(r) != 1 || !strings.Contains(r[0], "certificate") {
+	if r := f.asker.refusals(); len(r) != 3 || !strings.Contains(r[0], "certificate") {
 		t.Errorf("refusals %q", r)
 	}
 	if len(f.requests()) != 0 {
 		t.Error("the request reached an untrusted upstream")
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(warned) != 1 || warned[0] != want {
+		t.Errorf("warned %q, want once %q", warned, want)
 	}
 }
 

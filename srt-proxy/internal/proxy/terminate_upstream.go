@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"context"
-	"errors"
 	"net"
 )
 
@@ -29,7 +28,7 @@ func (x *tlsSession) upstream(ctx context.Context, fresh bool) (*upConn, error) 
 	}
 	if !x.outer.setUpstream(tc) { // closed with the client, and at shutdown
 		tc.Close()
-		return nil, errors.New("server closing")
+		return nil, errServerClosing
 	}
 	x.upc = newUpConn(tc, bulk.Conn, dialed.Addr)
 	x.upc.bulk = bulk

@@ -99,6 +99,9 @@ func retryable(err error) bool {
 		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE)
 }
 
+// errServerClosing fails an upstream leg opened as the server closes.
+var errServerClosing = errors.New("server closing")
+
 // noAnswerError is an upstream that closed or failed before the first byte
 // of its response.
 type noAnswerError struct{ err error }

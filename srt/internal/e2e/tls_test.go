@@ -262,3 +262,27 @@ func TestViolationsFDForProxyRefusals(t *testing.T) {
 		}
 	})
 }
+
+// TestTLSTerminateUntrustedUpstream: an upstream whose certificate
+// srt-proxy does not trust (its CA not in extraCaCertPaths) gets a 502
+// that says so and names the fix, in the body and X-Proxy-Error, and srt
+// says it once on stderr however many requests meet it (issue 14: a bare
+// 502, the cause only under -d).
+func TestTLSTerminateUntrustedUpstream(t *testing.T) {
+	up := startTLSUpstream(t)
+	forEach(t, func(t *testing.T, w *workspace) {
+		s := up.tlsSettings(w, `{}`, "")
+		target := up.https("tls.test")
+		get := `curl -s -D - https://` + target + `/ | tr -d '\r'; `
+		r := w.withHosts(upstreamHosts, "-s", s, "-c", get+get+get)
+		why := "upstream " + target + ": certificate not trusted (x509: certificate signed by unknown authority); " +
+			"if you trust it, add its CA certificate to network.tlsTerminate.extraCaCertPaths"
+		expect(t, r, 0, "HTTP/1.1 502 Bad Gateway\n", "X-Proxy-Error: upstream-certificate-not-trusted\n", why+"\n", "!upstream saw")
+		if n := strings.Count(r.stdout, why+"\n"); n != 3 {
+			t.Errorf("%d of 3 answers say why:\n%s", n, r)
+		}
+		if n := strings.Count(r.stderr, "srt-proxy: warning: "+why+"\n"); n != 1 || strings.Count(r.stderr, "\n") != 1 {
+			t.Errorf("stderr says it %d times, want once and nothing else:\n%s", n, r)
+		}
+	})
+}
