@@ -26,7 +26,7 @@ type option struct {
 var options = []option{
 	{name: "--listen-fd", value: "<fd>", usage: "accept connections on this inherited listening socket (repeatable)"},
 	{name: "--listen", value: "<host:port>", usage: "listen on this loopback address instead (development); a non-loopback address needs --listen-any-interface"},
-	{name: "--listen-any-interface", usage: "let --listen bind a non-loopback address: such a listener is unauthenticated and reachable from other hosts"},
+	{name: "--listen-any-interface", usage: "let --listen and --metrics-listen bind a non-loopback address: such a listener is unauthenticated and reachable from other hosts"},
 	{name: "--decider-fd", value: "<fd>", usage: "the decider: one bidirectional stream (a socket)"},
 	{name: "--decider-in", value: "<fd>", usage: "decider -> proxy stream (with --decider-out)"},
 	{name: "--decider-out", value: "<fd>", usage: "proxy -> decider stream (with --decider-in)"},
@@ -36,6 +36,7 @@ var options = []option{
 	{name: "--strip-response-header", value: "<name...>", variadic: true, usage: "response headers never passed back"},
 	{name: "--plaintext-header-set", usage: "let allow verdicts set headers on plain-HTTP requests (cleartext)"},
 	{name: "--verdict-timeout", value: "<duration>", check: checkDuration, usage: "how long a request waits for its verdict (default 5s)"},
+	{name: "--metrics-listen", value: "<host:port>", usage: "serve Prometheus metrics at http://<host:port>/metrics (a loopback address unless --listen-any-interface)"},
 	{name: "--debug", alias: "-d", usage: "one decision line per request on stderr"},
 	{name: "--version", usage: `print "srt-proxy <version>" and exit; every other option is ignored`},
 	{name: "--help", alias: "-h", usage: "print this help and exit"},

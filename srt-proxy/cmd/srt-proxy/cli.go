@@ -106,6 +106,7 @@ func flags() []cli.Flag {
 		&cli.StringSliceFlag{Name: "strip-response-header"},
 		&cli.BoolFlag{Name: "plaintext-header-set"},
 		&cli.DurationFlag{Name: "verdict-timeout", Value: link.DefaultTimeout},
+		&cli.StringFlag{Name: "metrics-listen"},
 		&cli.BoolFlag{Name: "debug", Aliases: []string{"d"}},
 		&cli.BoolFlag{Name: "srt-mode"},
 		&cli.StringFlag{Name: "control-fd"},
@@ -135,6 +136,11 @@ var srtModeOnly = []string{
 
 // runSRTMode serves srt's own mode (srtmode.go).
 func runSRTMode(c *cli.Context, stderr io.Writer) int {
+	if c.IsSet("metrics-listen") {
+		// srt's sandbox mode has no metrics: srt never asks for them.
+		fmt.Fprintln(stderr, srtModeTitle+"--metrics-listen is an option of proxy-only mode (srt proxy); srt's mode has no metrics")
+		return exitUsage
+	}
 	dec, err1 := fdFlag(c, "decider-fd")
 	ctl, err2 := fdFlag(c, "control-fd")
 	if err := errors.Join(err1, err2); err != nil || ctl < 0 {

@@ -20,11 +20,10 @@ import (
 // proxyOnlyOpts are the settings of proxy-only mode, from the command line
 // and the environment (socket activation).
 type proxyOnlyOpts struct {
-	listenFDs          []int // --listen-fd, in order
-	activated          []int // the systemd socket-activation descriptors (LISTEN_FDS)
-	listen             string
-	listenHost         string
-	listenPort         int
+	listenFDs          []int    // --listen-fd, in order
+	activated          []int    // the systemd socket-activation descriptors (LISTEN_FDS)
+	listen             hostPort // --listen; "" when not given
+	metrics            hostPort // --metrics-listen; "" when not given
 	deciderIn          int
 	deciderOut         int
 	framing            protocol.Framing
@@ -73,13 +72,19 @@ func proxyOnlyOptions(c *cli.Context) (*proxyOnlyOpts, error) {
 		return nil, errors.New("a decider is required (--decider-fd, or --decider-in and --decider-out)")
 	}
 	o.activated = socketActivation()
+	anyInterface := c.Bool("listen-any-interface")
 	if c.IsSet("listen") {
-		if err := o.parseListen(c.String("listen"), c.Bool("listen-any-interface")); err != nil {
+		if err := o.parseListen("listen", &o.listen, c.String("listen"), anyInterface); err != nil {
 			return nil, err
 		}
 	}
-	if len(o.listenFDs) == 0 && len(o.activated) == 0 && o.listen == "" {
+	if len(o.listenFDs) == 0 && len(o.activated) == 0 && o.listen.text == "" {
 		return nil, errors.New("--listen-fd (or --listen for development) is required")
+	}
+	if c.IsSet("metrics-listen") {
+		if err := o.parseListen("metrics-listen", &o.metrics, c.String("metrics-listen"), anyInterface); err != nil {
+			return nil, err
+		}
 	}
 	if o.framing, err = protocol.ParseFraming(c.String("decider-framing")); err != nil {
 		return nil, fmt.Errorf("--decider-framing must be line or length (got %s)", jsonQuote(c.String("decider-framing")))
@@ -91,10 +96,18 @@ func proxyOnlyOptions(c *cli.Context) (*proxyOnlyOpts, error) {
 	return o, o.checkFDs()
 }
 
-// parseListen reads --listen <host:port> as the reference does: the port
-// follows the last colon (0–65535), the host may be an IPv6 literal in
-// brackets, and a host that is not loopback needs --listen-any-interface.
-func (o *proxyOnlyOpts) parseListen(v string, anyInterface bool) error {
+// hostPort is an address to listen on, as given and read.
+type hostPort struct {
+	text string // as given; "" when none
+	host string // without brackets
+	port int
+}
+
+// parseListen reads --listen <host:port> (or --metrics-listen, name) into
+// dst as the reference reads --listen: the port follows the last colon
+// (0–65535), the host may be an IPv6 literal in brackets, and a host that
+// is not loopback needs --listen-any-interface.
+func (o *proxyOnlyOpts) parseListen(name string, dst *hostPort, v string, anyInterface bool) error {
 	i := strings.LastIndexByte(v, ':')
 	raw, portText := "", v[i+1:]
 	if i >= 0 {
@@ -106,15 +119,15 @@ func (o *proxyOnlyOpts) parseListen(v string, anyInterface bool) error {
 	}
 	port, err := strconv.Atoi(portText)
 	if i < 0 || err != nil || strings.Trim(portText, "0123456789") != "" || port > 65535 {
-		return fmt.Errorf("--listen needs <host:port> with a port from 0 to 65535 (got %s)", jsonQuote(v))
+		return fmt.Errorf("--%s needs <host:port> with a port from 0 to 65535 (got %s)", name, jsonQuote(v))
 	}
 	if !isLoopbackHost(host) {
 		if !anyInterface {
-			return fmt.Errorf("--listen %s is not a loopback address (127.0.0.0/8, [::1] or localhost); pass --listen-any-interface to bind it anyway", jsonQuote(v))
+			return fmt.Errorf("--%s %s is not a loopback address (127.0.0.0/8, [::1] or localhost); pass --listen-any-interface to bind it anyway", name, jsonQuote(v))
 		}
 		o.warnings = append(o.warnings, "warning: --listen-any-interface: the listener on "+v+" is reachable from other hosts and is unauthenticated")
 	}
-	o.listen, o.listenHost, o.listenPort = v, host, port
+	*dst = hostPort{text: v, host: host, port: port}
 	return nil
 }
 

@@ -5,18 +5,22 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log"
 	"net"
+	"net/http"
 	"net/netip"
 	"os"
 	"os/signal"
 	"strconv"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/srt-sandbox/decider/policy"
 	"github.com/srt-sandbox/srt-proxy/internal/decide"
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/link"
+	"github.com/srt-sandbox/srt-proxy/internal/metrics"
 	"github.com/srt-sandbox/srt-proxy/internal/mitm"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy"
 )
@@ -123,9 +127,25 @@ func runProxyOnly(o *proxyOnlyOpts, stderr io.Writer) int {
 	if ca != nil {
 		srv.TLS = &proxy.Terminate{CA: ca}
 	}
+	var m *metrics.Metrics
+	if o.metrics.text != "" {
+		m = metrics.New()
+		srv.Observer, srv.Asker = m, metrics.Asker{Asker: srv.Asker, Metrics: m}
+	}
 	listeners, names, err := o.openListeners()
 	if err != nil {
 		return stopped("start failed: " + err.Error())
+	}
+	metricsAddr := ""
+	if m != nil {
+		var ms *http.Server
+		if ms, metricsAddr, err = serveMetrics(o.metrics, m); err != nil {
+			for _, ln := range listeners {
+				ln.Close()
+			}
+			return stopped("start failed: --metrics-listen: " + err.Error())
+		}
+		defer ms.Close()
 	}
 	for i, ln := range listeners {
 		go func() {
@@ -137,6 +157,9 @@ func runProxyOnly(o *proxyOnlyOpts, stderr io.Writer) int {
 			}
 		}()
 		say("serving %s", names[i])
+	}
+	if metricsAddr != "" {
+		say("serving metrics on http://%s/metrics", metricsAddr)
 	}
 	var why string
 	select {
@@ -208,14 +231,8 @@ func (o *proxyOnlyOpts) openListeners() ([]net.Listener, []string, error) {
 		lns = append(lns, ln)
 		names = append(names, "fd "+strconv.Itoa(fd))
 	}
-	if o.listen != "" {
-		// An address literal binds its own family only ("0.0.0.0" is not
-		// also "::").
-		network := "tcp"
-		if a, err := netip.ParseAddr(o.listenHost); err == nil {
-			network = map[bool]string{true: "tcp4", false: "tcp6"}[a.Is4()]
-		}
-		ln, err := net.Listen(network, net.JoinHostPort(o.listenHost, strconv.Itoa(o.listenPort)))
+	if o.listen.text != "" {
+		ln, err := o.listen.open()
 		if err != nil {
 			return fail(err)
 		}
@@ -226,4 +243,28 @@ func (o *proxyOnlyOpts) openListeners() ([]net.Listener, []string, error) {
 		names = append(names, a.IP.String()+":"+strconv.Itoa(a.Port))
 	}
 	return lns, names, nil
+}
+
+// open binds the address. An address literal binds its own family only
+// ("0.0.0.0" is not also "::").
+func (a hostPort) open() (net.Listener, error) {
+	network := "tcp"
+	if ip, err := netip.ParseAddr(a.host); err == nil {
+		network = map[bool]string{true: "tcp4", false: "tcp6"}[ip.Is4()]
+	}
+	return net.Listen(network, net.JoinHostPort(a.host, strconv.Itoa(a.port)))
+}
+
+// serveMetrics serves m at http://a/metrics (nothing else is served
+// there); addr is the address bound, as a URL writes it.
+func serveMetrics(a hostPort, m *metrics.Metrics) (srv *http.Server, addr string, err error) {
+	ln, err := a.open()
+	if err != nil {
+		return nil, "", err
+	}
+	mux := http.NewServeMux()
+	mux.Handle("GET /metrics", m.Handler())
+	srv = &http.Server{Handler: mux, ReadHeaderTimeout: 10 * time.Second, ErrorLog: log.New(io.Discard, "", 0)}
+	go srv.Serve(ln)
+	return srv, ln.Addr().String(), nil
 }

@@ -118,6 +118,7 @@ func TestSRTModeOptionErrors(t *testing.T) {
 	for args, want := range map[string]string{
 		"--decider-fd 3 --listen 127.0.0.1:0 --tls-terminate":                      "srt proxy: --tls-terminate is an option of srt's mode (--srt-mode); proxy-only mode's policy is fixed\n" + usageHint,
 		"--srt-mode --decider-fd 3 --control-fd 3 --tls-ca-cert x":                 "srt-proxy: --tls-ca-cert needs --tls-terminate",
+		"--srt-mode --decider-fd 3 --control-fd 3 --metrics-listen 127.0.0.1:0":    "srt-proxy: --metrics-listen is an option of proxy-only mode (srt proxy); srt's mode has no metrics",
 		"--srt-mode --decider-fd 3 --control-fd 3 --ambiguous-target x":            `srt-proxy: --ambiguous-target must be refuse, asSpelled or normalize (got "x")`,
 		"--srt-mode --decider-fd 3 --control-fd 3 --tls-terminate --tls-ca-key k":  "srt-proxy: --tls-ca-cert and --tls-ca-key must be given together",
 		"--srt-mode --decider-fd 3 --control-fd 3 --tls-terminate --max-tunnels 0": "srt-proxy: --max-tunnels must be 1 to 65536",

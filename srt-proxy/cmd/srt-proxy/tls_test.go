@@ -39,27 +39,36 @@ func testCA(t *testing.T) []byte {
 		pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})...)
 }
 
-// With --ca-fd a CONNECT that passes the gate is TLS-terminated and each
-// request inside goes to the decider, with the TLS server name.
-func TestTerminatedRequests(t *testing.T) {
+// startTerminating runs srt-proxy with a test CA on --ca-fd (and args),
+// answers its hello and waits until it serves; it returns curl's path and
+// the CA's file, for curl --cacert.
+func startTerminating(t *testing.T, args ...string) (p *proc, curl, caFile string) {
+	t.Helper()
 	curl, err := exec.LookPath("curl")
 	if err != nil {
 		t.Fatal("curl is needed for this test (scripts/test installs it)")
 	}
 	caPEM := testCA(t)
-	caFile := filepath.Join(t.TempDir(), "ca.pem")
+	caFile = filepath.Join(t.TempDir(), "ca.pem")
 	os.WriteFile(caFile, caPEM, 0o600)
 	caR, caW, _ := os.Pipe()
 	caW.Write(caPEM)
 	caW.Close()
 	mine, theirs := socketPair(t)
-	p := spawn(t, []string{"--listen", "127.0.0.1:0", "--decider-fd", "3", "--ca-fd", "4"}, []*os.File{theirs, caR}, nil)
+	p = spawn(t, append([]string{"--listen", "127.0.0.1:0", "--decider-fd", "3", "--ca-fd", "4"}, args...), []*os.File{theirs, caR}, nil)
 	theirs.Close()
 	caR.Close()
 	p.dec = &decider{t: t, r: protocol.NewReader(mine, protocol.Line, protocol.MaxProxyFrame), w: protocol.NewWriter(mine, protocol.Line), c: mine}
 	p.dec.next()
 	p.dec.send(defaultHello)
 	p.serving()
+	return p, curl, caFile
+}
+
+// With --ca-fd a CONNECT that passes the gate is TLS-terminated and each
+// request inside goes to the decider, with the TLS server name.
+func TestTerminatedRequests(t *testing.T) {
+	p, curl, caFile := startTerminating(t)
 
 	out := async(func() string {
 		b, _ := exec.Command(curl, "-sS", "-i", "--max-time", "10", "--cacert", caFile, "-x", "http://"+p.addr, "https://allowed.test/in?x=1").CombinedOutput()

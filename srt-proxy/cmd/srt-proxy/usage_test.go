@@ -89,6 +89,8 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--decider-fd", "3", "--listen", "localhost"}, badPort("localhost")},
 		{[]string{"--decider-fd", "3", "--listen", "localhost:-1"}, badPort("localhost:-1")},
 		{[]string{"--decider-fd", "3", "--listen", "localhost:"}, badPort("localhost:")},
+		{[]string{"--decider-fd", "3", "--listen", "127.0.0.1:0", "--metrics-listen", "10.1.2.3:9464"}, `srt proxy: --metrics-listen "10.1.2.3:9464" is not a loopback address (127.0.0.0/8, [::1] or localhost); pass --listen-any-interface to bind it anyway`},
+		{[]string{"--decider-fd", "3", "--listen", "127.0.0.1:0", "--metrics-listen", "localhost"}, `srt proxy: --metrics-listen needs <host:port> with a port from 0 to 65535 (got "localhost")`},
 		{[]string{"--decider-fd", "3", "--listen", "127.0.0.1:0", "--decider-framing", "xml"}, `srt proxy: --decider-framing must be line or length (got "xml")`},
 		{[]string{"--decider-fd", "3", "--listen", "127.0.0.1:0", "--verdict-timeout", "0s"}, "srt proxy: --verdict-timeout must be more than 0"},
 		{[]string{"--decider-fd", "x", "--listen", "127.0.0.1:0"}, `srt proxy: --decider-fd needs a descriptor number (got "x")`},

@@ -80,6 +80,7 @@ func (s *Server) runTunnel(c *conn, early []byte, up net.Conn, rec *record) {
 		rec.set(decisionFail, "server closing")
 		return
 	}
+	defer s.tunnelOpened(rec.kind)()
 	if len(early) > 0 {
 		n, err := up.Write(early)
 		rec.up += int64(n)

@@ -161,6 +161,7 @@ func (h *httpConn) refuse(rec *record, r Refusal, close bool) bool {
 		decision = decisionDeny
 	}
 	rec.set(decision, r.Reason)
+	rec.code = r.code()
 	switch {
 	case r.Log != "":
 		rec.reason = r.Log

@@ -92,6 +92,7 @@ func asciiConnectTarget(target string) bool {
 func (s *Server) refuseSOCKSProxyOnly(c *conn, host string, port int, rec *record) {
 	rec.host, rec.port = host, port
 	rec.set(decisionDeny, whyOpaqueTunnel)
+	rec.code = CodeOpaqueTunnel
 	c.raw.SetWriteDeadline(time.Now().Add(10 * time.Second))
 	c.raw.Write(socksReply(s.Mode.Render(Refusal{Cause: CauseOpaqueTunnel, Kind: KindSOCKS, Host: host}).SOCKS))
 	lingerClose(c.raw)

@@ -25,6 +25,7 @@ type record struct {
 	user     string
 	addr     string // the address dialled
 	up, down int64  // bytes client→upstream and upstream→client (bodies, for plain HTTP)
+	code     string // the Observer's reason (observe.go); "": from the decision
 	logged   bool   // written: a record is one line, however many paths end it
 }
 
@@ -51,6 +52,7 @@ func (s *Server) log(r *record) {
 	if r.decision == "" {
 		r.decision = decisionFail
 	}
+	s.observe(r)
 	e := s.Logger.Info()
 	if !e.Enabled() {
 		return // a logger that discards (no --debug): nothing to format

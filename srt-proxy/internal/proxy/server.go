@@ -53,6 +53,9 @@ type Server struct {
 	// Grace is how long Shutdown lets connections in flight finish; 0
 	// means 1 s.
 	Grace time.Duration
+	// Observer, when set, is told what the server does (metrics); nil:
+	// nothing is counted.
+	Observer Observer
 	// Warn, when set, is told what a user must fix that no client
 	// request can (an upstream certificate nothing trusts: the CA to add),
 	// once per destination; nil: only the refusals say it.
@@ -146,6 +149,9 @@ func (s *Server) Serve(l net.Listener) error {
 				return err
 			}
 			// Out of descriptors and the like: wait and try again, as net/http does.
+			if s.Observer != nil {
+				s.Observer.AcceptFailed()
+			}
 			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
 			time.Sleep(backoff)
 			continue
@@ -267,6 +273,10 @@ func (c *conn) close() {
 func (s *Server) serveConn(c *conn) {
 	defer s.untrack(c)
 	defer c.close()
+	if s.Observer != nil {
+		s.Observer.ConnOpened()
+		defer s.Observer.ConnClosed()
+	}
 	br := bufio.NewReaderSize(c.raw, 4096)
 	c.raw.SetReadDeadline(time.Now().Add(s.firstByteTimeout()))
 	first, err := br.Peek(1)

@@ -62,8 +62,11 @@ func (s *Server) serveSOCKS5(c *conn, br *bufio.Reader) {
 	user, authenticated, err := s.socksAuth(c, br)
 	if err != nil {
 		rec.set(decisionFail, err.Error())
-		if errors.Is(err, errSOCKSNoMethod) || errors.Is(err, errSOCKSAuth) {
-			rec.decision = decisionDeny
+		switch {
+		case errors.Is(err, errSOCKSNoMethod) || errors.Is(err, errSOCKSAuth):
+			rec.decision, rec.code = decisionDeny, reasonProxyAuth
+		case errors.Is(err, errSOCKSProtocol):
+			rec.code = CodeBadRequest
 		}
 		lingerClose(c.raw)
 		return
@@ -75,6 +78,7 @@ func (s *Server) serveSOCKS5(c *conn, br *bufio.Reader) {
 		rec.set(decisionFail, err.Error())
 		var se *socksError
 		if errors.As(err, &se) {
+			rec.code = CodeBadRequest
 			c.raw.Write(socksReply(se.code))
 		}
 		lingerClose(c.raw)
@@ -96,6 +100,7 @@ func (s *Server) serveSOCKS5(c *conn, br *bufio.Reader) {
 	refuse := func(r Refusal, decision string) {
 		r.Kind, r.Host = KindSOCKS, host
 		rec.set(decision, r.Reason)
+		rec.code = r.code()
 		c.raw.Write(socksReply(s.Mode.Render(r).SOCKS))
 		lingerClose(c.raw)
 	}
@@ -272,6 +277,7 @@ func readSOCKSRequest(br *bufio.Reader) (string, int, error) {
 // refusal in-band; everything else reply 0x02.
 func (s *Server) refuseUnauthenticated(c *conn, host string, port int, rec *record) {
 	rec.set(decisionDeny, causeNames[CauseAuth])
+	rec.code = reasonProxyAuth
 	if port != 22 {
 		c.raw.Write(socksReply(socksNotAllowed))
 		lingerClose(c.raw)
@@ -292,6 +298,7 @@ func (s *Server) refuseUnauthenticated(c *conn, host string, port int, rec *reco
 func (s *Server) refuseSOCKS4(c *conn) {
 	rec := newRecord("socks4")
 	rec.set(decisionDeny, "SOCKS4 is not supported")
+	rec.code = reasonSOCKS4
 	c.raw.SetWriteDeadline(time.Now().Add(s.firstByteTimeout()))
 	c.raw.Write(socks4Rejected)
 	s.log(rec)

@@ -87,6 +87,7 @@ func (s *Server) terminateTunnel(c *conn, br *bufio.Reader, req *Request, rec *r
 		held = false
 		if s.Rules.RefuseOpaqueTunnels {
 			rec.set(decisionDeny, whyNotTLS)
+			rec.code = CodeOpaqueTunnel
 			s.Asker.Refused(req, whyNotTLS)
 			return // the caller closes: the tunnel is destroyed
 		}
@@ -106,7 +107,9 @@ func (s *Server) terminateTunnel(c *conn, br *bufio.Reader, req *Request, rec *r
 	}
 	raw.SetDeadline(time.Time{})
 	x := newTLSSession(s, c, tc, bulk, req)
+	closed := s.tunnelOpened(TunnelTerminated)
 	x.serve(helloAt)
+	closed()
 	rec.up, rec.down, rec.addr = x.up, x.down, x.addr
 }
 
@@ -147,6 +150,11 @@ func (s *Server) opaqueAfterAnswer(c *conn, req *Request, br *bufio.Reader, rec 
 		}
 		s.Asker.Refused(req, why)
 		rec.set(decisionFail, why)
+		rec.code = CodeAddressNotAllowed
+		if refused == nil {
+			f, _ := upstreamFailure(err, req.Host, req.Port, "")
+			rec.code = f.Code()
+		}
 		return
 	}
 	s.runTunnel(c, takeBuffered(br), up, rec)

@@ -1,0 +1,109 @@
+package proxy
+
+// Observer is told what the server does, for metrics (Server.Observer).
+// Its methods are called from every connection's goroutine at once and
+// must not block.
+type Observer interface {
+	ConnOpened()              // a client connection was accepted
+	ConnClosed()              // and has ended
+	TunnelOpened(kind string) // TunnelConnect, TunnelSOCKS or TunnelTerminated
+	TunnelClosed(kind string)
+	Decided(d Decision) // a decision record ended (once per record)
+	AcceptFailed()      // a listener's Accept failed, and is retried
+}
+
+// Decision is one decision record as an Observer is told it: no host, no
+// free text, so that every field takes a few values.
+type Decision struct {
+	Kind    string // "http", "https" (a request inside a terminated tunnel), "connect", "socks"
+	Outcome string // OutcomeAllow, OutcomeDeny, OutcomeFail
+	// Reason is a code: ReasonAllowed; an X-Deny-Reason code
+	// (host_not_allowed, decider, address_not_allowed, …, and the
+	// upstream_… failures); proxy_auth, socks4, ambiguous_target,
+	// internal_error; or ReasonIncomplete (the client went away, a write
+	// failed, the proxy stopped).
+	Reason   string
+	Up, Down int64 // bytes client→upstream and upstream→client
+}
+
+// Outcomes of a Decision.
+const (
+	OutcomeAllow = decisionAllow
+	OutcomeDeny  = decisionDeny
+	OutcomeFail  = decisionFail
+)
+
+// Reasons of a Decision besides the refusal codes.
+const (
+	ReasonAllowed    = "allowed"
+	ReasonIncomplete = "incomplete"
+	reasonDenied     = "denied" // a deny with no code of its own (none today)
+	reasonProxyAuth  = "proxy_auth"
+	reasonSOCKS4     = "socks4"
+)
+
+// Tunnel kinds of an Observer.
+const (
+	TunnelConnect    = "connect"    // an HTTP CONNECT relayed as it is
+	TunnelSOCKS      = "socks"      // a SOCKS5 CONNECT
+	TunnelTerminated = "terminated" // a TLS-terminated CONNECT
+)
+
+// causeCodes are the Decision reasons of the refusals (CauseUnreachable:
+// its UpstreamFailure's code).
+var causeCodes = map[Cause]string{
+	CauseDenied:             CodeDecider,
+	CauseRequestDenied:      CodeDecider,
+	CauseAddress:            CodeAddressNotAllowed,
+	CauseUnavailable:        CodeDeciderUnavailable,
+	CauseAuth:               reasonProxyAuth,
+	CauseMalformed:          CodeBadRequest,
+	CauseHeadTooLarge:       CodeBadRequest,
+	CauseUnaskable:          CodeBadRequest,
+	CauseBadRequest:         CodeBadRequest,
+	CauseInternal:           "internal_error",
+	CauseHostNotAllowed:     CodeHostNotAllowed,
+	CauseBodyless:           CodeBodyless,
+	CausePlaintextHeaderSet: CodePlaintextHeaderSet,
+	CauseMethodRefused:      CodeMethodRefused,
+	CauseMisdirected:        CodeMisdirected,
+	CauseAmbiguousTarget:    "ambiguous_target",
+	CauseTooManyTunnels:     CodeTooManyTunnels,
+	CauseOpaqueTunnel:       CodeOpaqueTunnel,
+}
+
+// code is the Decision reason of a refusal.
+func (r Refusal) code() string {
+	if r.Cause == CauseUnreachable {
+		return r.Failure.Code()
+	}
+	if c, ok := causeCodes[r.Cause]; ok {
+		return c
+	}
+	return "internal_error"
+}
+
+// observe tells the Observer about a record ending.
+func (s *Server) observe(r *record) {
+	if s.Observer == nil {
+		return
+	}
+	code := r.code
+	if code == "" {
+		code = map[string]string{decisionAllow: ReasonAllowed, decisionDeny: reasonDenied}[r.decision]
+		if code == "" {
+			code = ReasonIncomplete
+		}
+	}
+	s.Observer.Decided(Decision{Kind: r.kind, Outcome: r.decision, Reason: code, Up: r.up, Down: r.down})
+}
+
+// tunnelOpened tells the Observer a tunnel of kind opened; the func it
+// returns tells it the tunnel closed.
+func (s *Server) tunnelOpened(kind string) func() {
+	if s.Observer == nil {
+		return func() {}
+	}
+	s.Observer.TunnelOpened(kind)
+	return func() { s.Observer.TunnelClosed(kind) }
+}
