@@ -3,6 +3,7 @@ package proxy
 import (
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 
@@ -214,7 +215,8 @@ func FuzzProxyOnlyConn(f *testing.F) {
 
 // FuzzProxyOnlyTarget checks the proxy-only target parsers' invariants.
 func FuzzProxyOnlyTarget(f *testing.F) {
-	for _, s := range []string{"http://a.test/x?y", "https://[::1]:8/", "http://u@h/", "http://h//x", "http://h/\\x", "a.test:443", "[::1]:1"} {
+	for _, s := range []string{"http://a.test/x?y", "https://[::1]:8/", "http://u@h/", "http://h//x", "http://h/\\x", "a.test:443", "[::1]:1",
+		"*", "/x", "ftp://a/", "u@h:1", "[::1]", "h"} {
 		f.Add(s, "a.test:80")
 	}
 	f.Fuzz(func(t *testing.T, target, hostHeader string) {
@@ -237,5 +239,16 @@ func FuzzProxyOnlyTarget(f *testing.F) {
 			parseConnectTarget(target)
 		}
 		hostMismatch([]string{hostHeader}, "a.test", 80, 80)
+		// A target is refused with a reason exactly when it is not plain
+		// ASCII host:port or absolute-form.
+		if why := absoluteFormProblem(target); (why == "") != asciiAuthority(target) || !slices.Contains(targetReasons, why) {
+			t.Fatalf("absoluteFormProblem(%q) = %q, asciiAuthority %v", target, why, asciiAuthority(target))
+		}
+		if why := connectTargetProblem(target); (why == "") != asciiConnectTarget(target) || !slices.Contains(targetReasons, why) {
+			t.Fatalf("connectTargetProblem(%q) = %q, asciiConnectTarget %v", target, why, asciiConnectTarget(target))
+		}
 	})
 }
+
+// targetReasons are the reasons a target's form is refused with ("": none).
+var targetReasons = []string{"", whyNotASCII, whyOriginForm, whyAsteriskForm, whyNotHTTPURL, whyUserinfo, whyConnectNoPort, whyConnectUserinfo, whyConnectForm}
