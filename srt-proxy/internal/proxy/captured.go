@@ -54,6 +54,10 @@ func (s *Server) ServeCaptured(c net.Conn, d Captured) {
 		return
 	}
 	defer s.untrack(cc)
+	if s.Observer != nil {
+		s.Observer.ConnOpened()
+		defer s.Observer.ConnClosed()
+	}
 	rec := newRecord(recordCapture)
 	rec.user, rec.host, rec.port = d.User, d.Host, d.Port
 	defer func() {
@@ -66,6 +70,7 @@ func (s *Server) ServeCaptured(c net.Conn, d Captured) {
 	switch {
 	case d.Refuse != "":
 		rec.set(decisionDeny, d.Refuse)
+		rec.code = CodeHostNotAllowed
 		return
 	case s.ProxyOnly != nil:
 		rec.set(decisionDeny, whyCaptureProxyOnly)
@@ -88,6 +93,7 @@ func (s *Server) ServeCaptured(c net.Conn, d Captured) {
 	v, err := s.Asker.Ask(ctx, req)
 	if err != nil {
 		rec.set(decisionFail, deciderReason(err.Error()))
+		rec.code = CodeDeciderUnavailable
 		return
 	}
 	if !v.Allow {
@@ -96,6 +102,7 @@ func (s *Server) ServeCaptured(c net.Conn, d Captured) {
 			reason = causeNames[CauseDenied]
 		}
 		rec.set(decisionDeny, reason)
+		rec.code = CodeDecider
 		return
 	}
 	rec.set(decisionAllow, v.Reason)
@@ -112,6 +119,7 @@ func (s *Server) ServeCaptured(c net.Conn, d Captured) {
 			s.Asker.Refused(req, whyTooManyTunnels)
 		}
 		rec.set(decisionDeny, whyTooManyTunnels)
+		rec.code = CodeTooManyTunnels
 		return
 	}
 	s.terminateTunnel(cc, br, req, rec)
@@ -124,6 +132,7 @@ func (s *Server) captureOpaque(c *conn, br *bufio.Reader, req *Request, rec *rec
 	if s.Rules.RefuseOpaqueTunnels {
 		s.Asker.Refused(req, whyOpaqueTunnel)
 		rec.set(decisionDeny, whyOpaqueTunnel)
+		rec.code = CodeOpaqueTunnel
 		return
 	}
 	s.opaqueAfterAnswer(c, req, br, rec)

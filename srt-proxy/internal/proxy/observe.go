@@ -15,7 +15,7 @@ type Observer interface {
 // Decision is one decision record as an Observer is told it: no host, no
 // free text, so that every field takes a few values.
 type Decision struct {
-	Kind    string // "http", "https" (a request inside a terminated tunnel), "connect", "socks"
+	Kind    string // "http", "https" (a request inside a terminated tunnel), "connect", "socks", "socks4", "capture"
 	Outcome string // OutcomeAllow, OutcomeDeny, OutcomeFail
 	// Reason is a code: ReasonAllowed; an X-Deny-Reason code
 	// (host_not_allowed, decider, address_not_allowed, …, and the
