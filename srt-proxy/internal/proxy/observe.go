@@ -20,8 +20,8 @@ type Decision struct {
 	// Reason is a code: ReasonAllowed; an X-Deny-Reason code
 	// (host_not_allowed, decider, address_not_allowed, …, and the
 	// upstream_… failures); proxy_auth, socks4, ambiguous_target,
-	// internal_error; or ReasonIncomplete (the client went away, a write
-	// failed, the proxy stopped).
+	// internal_error, denied (any other refusal); or ReasonIncomplete (the
+	// client went away, a write failed, the proxy stopped).
 	Reason   string
 	Up, Down int64 // bytes client→upstream and upstream→client
 }
@@ -37,7 +37,7 @@ const (
 const (
 	ReasonAllowed    = "allowed"
 	ReasonIncomplete = "incomplete"
-	reasonDenied     = "denied" // a deny with no code of its own (none today)
+	reasonDenied     = "denied" // a deny with no code of its own (a captured connection in proxy-only mode)
 	reasonProxyAuth  = "proxy_auth"
 	reasonSOCKS4     = "socks4"
 )
