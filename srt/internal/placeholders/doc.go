@@ -41,7 +41,12 @@
 //	                                                       srt's: unlink
 //
 // Every run records the placeholders it made or adopted in a journal in
-// its state directory, under an exclusive lock. A run that ends while
+// its state directory, under an exclusive lock. It names each before it
+// exists: a placeholder is made under a temporary name of srt's that the
+// journal gave it, locked, journalled with its identity, and only then
+// renamed to its path without replacing anything (acquire.go, makeAt), so
+// that a run killed at any moment leaves nothing its journal does not
+// name. A run that ends while
 // others still hold some keeps its journal, marked released, and a run
 // killed with SIGKILL leaves its journal as it was: the next srt of that
 // state directory sweeps them, removing what no one holds any more.

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"golang.org/x/sys/unix"
 )
@@ -19,6 +21,9 @@ type held struct {
 	// removes it. Otherwise the entry is the user's own, held only so
 	// that no srt removes it while the sandbox mounts on it.
 	srt bool
+	// dir: while a placeholder the run made has its temporary name
+	// (outcome made), its parent directory, O_PATH; else -1.
+	dir int
 }
 
 // outcome is what take found at a wanted path.
@@ -26,6 +31,7 @@ type outcome int
 
 const (
 	took    outcome = iota // the path is held
+	made                   // srt made the placeholder, under its temporary name (makeAt): settle gives it the path
 	none                   // something srt cannot hold is there (a symlink, a fifo, an unreadable file): not a placeholder
 	missing                // srt could not make the placeholder, so the command cannot make the path either
 )
@@ -39,7 +45,7 @@ const maxTries = 16
 // adopts the one another srt run holds (of any state directory), or holds
 // the user's own file or directory there. uid is the caller's: only its
 // own files are its placeholders.
-func take(w Want, uid int) (held, outcome, error) {
+func take(w Want, uid int, tmp string) (held, outcome, error) {
 	for try := 0; try < maxTries; try++ {
 		dir, base, err := openParent(w.Path)
 		if errors.Is(err, errParentMoved) {
@@ -48,8 +54,12 @@ func take(w Want, uid int) (held, outcome, error) {
 		if err != nil {
 			return held{}, missing, nil
 		}
-		h, out, again, err := takeAt(dir, base, w, uid)
-		unix.Close(dir)
+		h, out, again, err := takeAt(dir, base, w, uid, tmp)
+		if out == made {
+			h.dir = dir // settle's
+		} else {
+			unix.Close(dir)
+		}
 		if !again {
 			return h, out, err
 		}
@@ -59,11 +69,11 @@ func take(w Want, uid int) (held, outcome, error) {
 
 // takeAt is take for the entry base of directory dir; again asks take to
 // look once more.
-func takeAt(dir int, base string, w Want, uid int) (h held, out outcome, again bool, err error) {
+func takeAt(dir int, base string, w Want, uid int, tmp string) (h held, out outcome, again bool, err error) {
 	fd, in, err := openEntry(dir, base)
 	switch {
 	case err == unix.ENOENT:
-		return makeAt(dir, base, w)
+		return makeAt(dir, w, tmp)
 	case err == errChanged:
 		return held{}, none, true, nil
 	case err != nil:
@@ -79,7 +89,7 @@ func takeAt(dir int, base string, w Want, uid int) (h held, out outcome, again b
 		unix.Close(fd) // its last holder removed it meanwhile, or it was replaced
 		return held{}, none, true, nil
 	}
-	h = held{fd: fd, e: entry{Path: w.Path, Dir: in.mode == unix.S_IFDIR, Content: w.Content, Dev: in.id.Dev, Ino: in.id.Ino, Btime: in.id.Btime}}
+	h = held{fd: fd, dir: -1, e: entry{Path: w.Path, Dir: in.mode == unix.S_IFDIR, Content: w.Content, Dev: in.id.Dev, Ino: in.id.Ino, Btime: in.id.Btime}}
 	// Another run's placeholder: the marker is on it, and it is the
 	// directory or the file with the content this protection puts there.
 	// Adopt it: this run is one of its holders, and the last one removes it.
@@ -91,30 +101,99 @@ func takeAt(dir int, base string, w Want, uid int) (h held, out outcome, again b
 	return h, took, false, nil
 }
 
-// makeAt makes the placeholder of w as base in dir and holds it.
-func makeAt(dir int, base string, w Want) (h held, out outcome, again bool, err error) {
-	fd, err := createAt(dir, base, w.Dir, w.Content)
+// makeAt makes the placeholder of w in dir under the temporary name tmp,
+// which the run's journal named before it existed, and takes its locks
+// there. The run's journal then records its identity, and only then does
+// settle give it the wanted name, with a rename that replaces nothing. A
+// run killed at any point so leaves nothing that its journal does not
+// name by a name and an identity that a sweep finds (collect): under the
+// temporary name, which is srt's alone, whatever is there, and under the
+// wanted name only the very entry srt made. Another run never finds it at
+// the wanted name without its locks.
+func makeAt(dir int, w Want, tmp string) (h held, out outcome, again bool, err error) {
+	fd, err := createAt(dir, tmp, w.Dir, w.Content)
 	if err == unix.EEXIST {
-		return held{}, none, true, nil // someone made it meanwhile: take that
+		return held{}, none, false, fmt.Errorf("placeholder %s: srt's temporary name %s exists already; something made it: remove it", w.Path, tmp)
 	}
 	if err != nil {
 		return held{}, missing, false, nil
 	}
-	// Lock it at once. A run that finds it before the marker is there
-	// takes it for the user's file and holds it as such; then the
-	// placeholder outlives this run, and a later sweep removes it.
+	// Lock it at once: a run that finds it under the wanted name adopts it.
+	if err := useShared(fd); err != nil {
+		discard(dir, tmp, fd, w.Dir)
+		return held{}, none, false, fmt.Errorf("placeholder %s: %w", w.Path, err)
+	}
+	mark(fd, w.Dir)
+	in, err := statFD(fd)
+	if err != nil {
+		discard(dir, tmp, fd, w.Dir)
+		return held{}, none, false, fmt.Errorf("placeholder %s: %w", w.Path, err)
+	}
+	e := entry{Path: w.Path, Dir: w.Dir, Content: w.Content, Dev: in.id.Dev, Ino: in.id.Ino, Btime: in.id.Btime, Tmp: tmp}
+	return held{e: e, fd: fd, srt: true}, made, false, nil
+}
+
+// settle gives a placeholder that makeAt made, and the run's journal
+// records, its wanted name; again asks the caller to take the path once
+// more (someone made it meanwhile). h is then the path's holder, or no
+// one's (h.fd -1).
+func settle(h *held, w Want) (out outcome, again bool, err error) {
+	dir, tmp, base := h.dir, h.e.Tmp, filepath.Base(w.Path)
+	defer unix.Close(dir)
+	h.dir = -1
+	switch err := place(dir, tmp, base, w.Dir); {
+	case err == unix.EEXIST:
+		discard(dir, tmp, h.fd, w.Dir) // someone made it meanwhile: take that
+		*h = held{fd: -1, dir: -1}
+		return none, true, nil
+	case err == errNoPlace:
+		// This filesystem renames only with replacing (and a directory
+		// cannot be linked): make it under the wanted name itself, as srt
+		// did before; a kill between that and the journal's record leaves
+		// it behind.
+		discard(dir, tmp, h.fd, w.Dir)
+		*h, out, again, err = makeDirect(dir, base, w)
+		return out, again, err
+	case err != nil:
+		discard(dir, tmp, h.fd, w.Dir)
+		*h = held{fd: -1, dir: -1}
+		return missing, false, nil
+	}
+	if in, err := statFD(h.fd); err != nil || !still(dir, base, in.id) {
+		unix.Close(h.fd) // moved away as soon as it was made: look again
+		*h = held{fd: -1, dir: -1}
+		return none, true, nil
+	}
+	h.e.Tmp = ""
+	return took, false, nil
+}
+
+// makeDirect makes the placeholder of w as base in dir itself, on a
+// filesystem where place cannot.
+func makeDirect(dir int, base string, w Want) (h held, out outcome, again bool, err error) {
+	h = held{fd: -1, dir: -1}
+	fd, err := createAt(dir, base, w.Dir, w.Content)
+	if err == unix.EEXIST {
+		return h, none, true, nil // someone made it meanwhile: take that
+	}
+	if err != nil {
+		return h, missing, false, nil
+	}
+	// A run that finds it before the marker is there takes it for the
+	// user's file and holds it as such; then the placeholder outlives
+	// this run, and a later sweep removes it.
 	if err := useShared(fd); err != nil {
 		unix.Close(fd)
-		return held{}, none, false, fmt.Errorf("placeholder %s: %w", w.Path, err)
+		return h, none, false, fmt.Errorf("placeholder %s: %w", w.Path, err)
 	}
 	mark(fd, w.Dir)
 	in, err := statFD(fd)
 	if err != nil || !still(dir, base, in.id) {
 		unix.Close(fd) // moved away as soon as it was made: look again
-		return held{}, none, true, nil
+		return h, none, true, nil
 	}
 	e := entry{Path: w.Path, Dir: w.Dir, Content: w.Content, Dev: in.id.Dev, Ino: in.id.Ino, Btime: in.id.Btime}
-	return held{e: e, fd: fd, srt: true}, took, false, nil
+	return held{e: e, fd: fd, dir: -1, srt: true}, took, false, nil
 }
 
 // shaped says whether the open entry is what the placeholder of w is: a
@@ -157,6 +236,47 @@ func letGo(e entry, fd int, keepDir bool) (kept bool, err error) {
 	if err != nil || !own.id.same(e.id()) {
 		return false, nil
 	}
+	return removeAt(dir, base, fd, own, e, keepDir)
+}
+
+// letGoTmp is letGo for the temporary name of a dead run's placeholder
+// (makeAt): what is there is removed when no one holds it and it has the
+// placeholder's identity, or, when the run died before it recorded that,
+// when it is a file of the caller's holding what srt writes there (or the
+// start of it: the run may have died while it wrote it) or an empty
+// directory. The name is srt's alone (tmpName), so nothing of the user's
+// has it. kept reports that someone holds a file there.
+func letGoTmp(e entry) (kept bool) {
+	if !strings.HasPrefix(e.Tmp, tmpPrefix) || strings.Contains(e.Tmp, "/") {
+		return false
+	}
+	dir, _, err := openParent(e.Path)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(dir)
+	fd, in, err := openEntry(dir, e.Tmp)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(fd)
+	if int(in.uid) != os.Getuid() || e.Ino != 0 && !in.id.same(e.id()) {
+		return false
+	}
+	if in.mode == unix.S_IFREG && in.size < int64(len(e.Content)) {
+		buf := make([]byte, in.size)
+		if n, _ := unix.Pread(fd, buf, 0); n != len(buf) || !strings.HasPrefix(e.Content, string(buf)) {
+			return false
+		}
+		e.Content = string(buf) // what removeAt is to find there
+	}
+	kept, _ = removeAt(dir, e.Tmp, fd, in, e, false)
+	return kept && in.mode != unix.S_IFDIR // a directory that is not empty is not srt's
+}
+
+// removeAt removes the entry base of dir, open as fd and described by own,
+// when no one else holds it and it is still what srt made of e (letGo).
+func removeAt(dir int, base string, fd int, own info, e entry, keepDir bool) (kept bool, err error) {
 	switch err := useExclusive(fd); {
 	case err == unix.EWOULDBLOCK:
 		return true, nil // another run holds it: the last one removes it

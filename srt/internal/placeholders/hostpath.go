@@ -1,6 +1,8 @@
 package placeholders
 
 import (
+	"crypto/rand"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -76,6 +78,57 @@ func createAt(dir int, name string, isDir bool, content string) (int, error) {
 		b = b[n:]
 	}
 	return fd, nil
+}
+
+// tmpPrefix starts the temporary name under which srt makes a placeholder
+// before it gives it the wanted name (makeAt), followed by random hex
+// digits: a name no one else uses, so that a sweep may remove what is
+// there once no one holds it.
+const tmpPrefix = ".srt-placeholder-"
+
+// tmpName draws a temporary name for a placeholder.
+func tmpName() string {
+	var b [8]byte
+	rand.Read(b[:])
+	return tmpPrefix + hex.EncodeToString(b[:])
+}
+
+// errNoPlace: the filesystem can neither rename without replacing nor
+// link the entry (place).
+var errNoPlace = errors.New("no rename without replacing on this filesystem")
+
+// place gives the entry tmp of dir the name base, only while nothing has
+// that name: EEXIST otherwise. Where the filesystem cannot rename so, a
+// file is linked and its temporary name removed; errNoPlace when neither
+// can be done.
+func place(dir int, tmp, base string, isDir bool) error {
+	err := unix.Renameat2(dir, tmp, dir, base, unix.RENAME_NOREPLACE)
+	if err != unix.EINVAL && err != unix.ENOSYS {
+		return err
+	}
+	if isDir {
+		return errNoPlace
+	}
+	switch err := unix.Linkat(dir, tmp, dir, base, 0); err {
+	case nil:
+		unix.Unlinkat(dir, tmp, 0)
+		return nil
+	case unix.EEXIST:
+		return err
+	default:
+		return errNoPlace
+	}
+}
+
+// discard removes the entry tmp of dir that makeAt made and has not given
+// its wanted name, and closes fd, its descriptor.
+func discard(dir int, tmp string, fd int, isDir bool) {
+	flags := 0
+	if isDir {
+		flags = unix.AT_REMOVEDIR
+	}
+	unix.Unlinkat(dir, tmp, flags)
+	unix.Close(fd)
 }
 
 // holds says whether the open file fd holds exactly content.

@@ -23,6 +23,11 @@ type entry struct {
 	// Shared: another run made it (of this state directory or another),
 	// and this one adopted it.
 	Shared bool `json:"shared,omitempty"`
+	// Tmp is the temporary name, in the same directory, that the run
+	// gives the placeholder while it makes it (makeAt): a sweep removes
+	// what is there, which only a run killed before it gave the
+	// placeholder its name can have left.
+	Tmp string `json:"tmp,omitempty"`
 }
 
 func (e entry) id() fileID { return fileID{Dev: e.Dev, Ino: e.Ino, Btime: e.Btime} }

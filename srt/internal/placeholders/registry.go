@@ -119,8 +119,9 @@ func (r *Registry) lock() (func(), error) {
 // Acquire takes the placeholders of one run: it creates those that do not
 // exist yet, adopts those another run holds, and holds the user's own
 // files and directories at the other paths, until Release. The journal is
-// written before anything is created, so that a crash at any point leaves
-// a record.
+// written before anything is created, and names what is created by a name
+// and an identity before it takes a wanted path (acquire.go), so that a
+// crash at any point leaves a record a sweep can act on.
 func (r *Registry) Acquire(wants []Want) (*Claim, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -132,31 +133,23 @@ func (r *Registry) Acquire(wants []Want) (*Claim, error) {
 	r.collect(readJournals(r.dir))
 	r.seq++
 	j := &journal{PID: os.Getpid(), StartTime: r.start, name: journalName(os.Getpid(), r.start, r.seq)}
-	// Record intent first.
+	// Record intent first: every path, and the temporary name each
+	// placeholder will have while it is made.
 	for _, w := range wants {
-		j.Entries = append(j.Entries, entry{Path: w.Path, Dir: w.Dir, Content: w.Content})
+		j.Entries = append(j.Entries, entry{Path: w.Path, Dir: w.Dir, Content: w.Content, Tmp: tmpName()})
 	}
 	if err := j.write(r.dir); err != nil {
 		return nil, fmt.Errorf("placeholder registry: %w", err)
 	}
-	c := &Claim{r: r, j: j}
-	var failed error
-	for _, w := range wants {
-		h, out, err := take(w, os.Getuid())
-		if err != nil {
-			failed = fmt.Errorf("placeholder registry: %w", err)
-			break
-		}
-		switch out {
-		case took:
-			c.held = append(c.held, h)
-		case missing:
-			c.Missing = append(c.Missing, w.Path)
-		}
-	}
+	a := newAcquisition(r, j, wants, os.Getuid())
+	failed := a.run()
+	c := &Claim{r: r, j: j, held: a.held(), Missing: a.missing}
 	j.Entries = c.recorded()
 	if err := j.write(r.dir); failed == nil {
 		failed = err
+	}
+	if failed != nil {
+		failed = fmt.Errorf("placeholder registry: %w", failed)
 	}
 	return c, failed
 }
@@ -234,7 +227,11 @@ func (r *Registry) collect(all []*journal) {
 		var kept []entry
 		for i := len(j.Entries) - 1; i >= 0; i-- {
 			e := j.Entries[i]
-			if k, _ := letGo(e, -1, beneath(e.Path, kept)); k {
+			k, _ := letGo(e, -1, beneath(e.Path, kept))
+			if e.Tmp != "" && letGoTmp(e) {
+				k = true
+			}
+			if k {
 				kept = append(kept, e)
 			}
 		}

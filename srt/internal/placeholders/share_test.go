@@ -218,8 +218,15 @@ func TestHelperRun(t *testing.T) {
 // startHelper runs a helper holding paths with state directory in tmp.
 func startHelper(t *testing.T, tmp string, paths ...string) *exec.Cmd {
 	t.Helper()
-	cmd := exec.Command(os.Args[0], "-test.run=^TestHelperRun$")
-	cmd.Env = append(os.Environ(), "TMPDIR="+tmp, helperEnv+"="+strings.Join(paths, ":"))
+	return spawn(t, "TestHelperRun", "TMPDIR="+tmp, helperEnv+"="+strings.Join(paths, ":"))
+}
+
+// spawn runs the test binary as the helper process of test run, with env
+// added to the environment, once it says it is ready.
+func spawn(t *testing.T, run string, env ...string) *exec.Cmd {
+	t.Helper()
+	cmd := exec.Command(os.Args[0], "-test.run=^"+run+"$")
+	cmd.Env = append(os.Environ(), env...)
 	out, _ := cmd.StdoutPipe()
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
@@ -227,7 +234,7 @@ func startHelper(t *testing.T, tmp string, paths ...string) *exec.Cmd {
 	}
 	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
 	if line, _ := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
-		t.Fatalf("the helper did not acquire: %q", line)
+		t.Fatalf("the helper process of %s did not start: %q", run, line)
 	}
 	return cmd
 }
@@ -446,17 +453,7 @@ func TestMarkerOnlyOFDWrite(t *testing.T) {
 		} else {
 			os.WriteFile(p, nil, 0o644)
 		}
-		cmd := exec.Command(os.Args[0], "-test.run=^TestHelperLocker$")
-		cmd.Env = append(os.Environ(), lockerEnv+"="+c.kind+":"+p)
-		out, _ := cmd.StdoutPipe()
-		cmd.Stderr = os.Stderr
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		if line, _ := bufio.NewReader(out).ReadString('\n'); line != "ready\n" {
-			kill(cmd)
-			t.Fatalf("%s: the locker did not lock: %q", c.kind, line)
-		}
+		cmd := spawn(t, "TestHelperLocker", lockerEnv+"="+c.kind+":"+p)
 		if got := Held(p); got != c.marked {
 			t.Errorf("%s (inside %v): Held = %v, want %v", c.kind, c.inside, got, c.marked)
 		}
