@@ -26,9 +26,18 @@ func FuzzParseAllowPattern(f *testing.F) {
 				if !errors.As(err, &pe) || pe.Entry != s || pe.Deny != deny || p != (Pattern{}) {
 					t.Fatalf("parse(%q): %#v, %v", s, p, err)
 				}
+				// Every refusal names the rule the entry broke.
+				if pe.Rule == "" {
+					t.Fatalf("parse(%q): no rule in %q", s, err)
+				}
 				continue
 			}
 			checkParsedPattern(t, s, p, parse)
+			if h, err := ParseHostPattern(s); !deny && (err == nil) != (p.Port() == 0) {
+				t.Fatalf("host-only parse of %q: %#v, %v", s, h, err)
+			} else if err != nil && err.(*PatternError).Rule == "" {
+				t.Fatalf("host-only parse of %q: no rule in %q", s, err)
+			}
 			if !deny {
 				if d, err := ParseDenyPattern(s); err != nil || d != p {
 					t.Fatalf("allow entry %q parses differently as a deny entry: %#v, %v", s, d, err)

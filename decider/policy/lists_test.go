@@ -18,10 +18,10 @@ func TestParseLists(t *testing.T) {
 		path string
 		msg  string
 	}{
-		{"allowedDomains.1", InvalidPatternMessage},
-		{"allowedDomains.3", InvalidPatternMessage},
-		{"deniedDomains.1", InvalidDenyPatternMessage},
-		{"deniedDomains.3", InvalidDenyPatternMessage},
+		{"allowedDomains.1", `"*.com" ` + ruleTooBroad + ". " + InvalidPatternMessage},
+		{"allowedDomains.3", `"*" ` + ruleStar + ". " + InvalidPatternMessage},
+		{"deniedDomains.1", `"evil.com:443.allowed.com" has ":443.allowed.com" after ":", which is not a port: a port is a number from 1 to 65535. ` + InvalidDenyPatternMessage},
+		{"deniedDomains.3", `"2001:db8::1:443" ` + ruleColons + ". " + InvalidDenyPatternMessage},
 		{"deniedDomainReasons.another", EmptyReasonMessage},
 		{"deniedDomainReasons.empty.example", EmptyReasonMessage},
 	}

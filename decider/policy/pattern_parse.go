@@ -1,8 +1,11 @@
 package policy
 
 import (
+	"fmt"
 	"net/netip"
+	"strconv"
 	"strings"
+	"unicode/utf8"
 )
 
 // InvalidPatternMessage is the reference's validation message for a bad
@@ -17,18 +20,55 @@ const InvalidDenyPatternMessage = `Invalid domain pattern. Must be a valid domai
 // longer entry could never match.
 const maxNameLen = 255
 
-// PatternError reports an entry that is not a valid domain pattern. Its
-// message is the reference's fixed text; Entry says which one it was.
+// PatternError reports an entry that is not a valid domain pattern: which
+// rule of the grammar it broke, and, where the reference refuses it too,
+// the reference's fixed text.
 type PatternError struct {
 	Entry string // the rejected entry
 	Deny  bool   // parsed with the deniedDomains grammar
+	// Rule is the rule the entry broke and what to write instead (one of
+	// PatternRules, filled in); "" when srt cannot say.
+	Rule string
+	// Beyond: the reference accepts the entry, which srt refuses because
+	// no destination could match it; the reference has no message for it.
+	Beyond bool
+}
+
+func newPatternError(s string, deny bool) *PatternError {
+	return &PatternError{Entry: s, Deny: deny, Rule: diagnose(s, deny), Beyond: refAccepts(s, deny)}
 }
 
 func (e *PatternError) Error() string {
 	if e.Deny {
-		return InvalidDenyPatternMessage
+		return e.Explain(InvalidDenyPatternMessage)
 	}
-	return InvalidPatternMessage
+	return e.Explain(InvalidPatternMessage)
+}
+
+// Explain is the error's message, with ref as the reference's message for
+// the list the entry is in: the entry, the rule it broke, then ref unless
+// the reference accepts the entry.
+func (e *PatternError) Explain(ref string) string {
+	switch {
+	case e.Rule == "":
+		return ref
+	case e.Beyond:
+		return quoteEntry(e.Entry) + " " + e.Rule
+	}
+	return quoteEntry(e.Entry) + " " + e.Rule + ". " + ref
+}
+
+// quoteEntry quotes an entry for a message, its first 64 bytes when it
+// is longer than 80.
+func quoteEntry(s string) string {
+	if len(s) <= 80 {
+		return strconv.Quote(s)
+	}
+	cut := 64
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	return strconv.Quote(s[:cut]) + "… (" + strconv.Itoa(len(s)) + " bytes)"
 }
 
 // ParseAllowPattern parses an allowedDomains entry: "example.com",
@@ -44,7 +84,7 @@ func (e *PatternError) Error() string {
 func ParseAllowPattern(s string) (Pattern, error) {
 	p, ok := parsePattern(s, false)
 	if !ok {
-		return Pattern{}, &PatternError{Entry: s}
+		return Pattern{}, newPatternError(s, false)
 	}
 	return p, nil
 }
@@ -54,9 +94,24 @@ func ParseAllowPattern(s string) (Pattern, error) {
 func ParseDenyPattern(s string) (Pattern, error) {
 	p, ok := parsePattern(s, true)
 	if !ok {
-		return Pattern{}, &PatternError{Entry: s, Deny: true}
+		return Pattern{}, newPatternError(s, true)
 	}
 	return p, nil
+}
+
+// ParseHostPattern parses an entry of a list that names hosts without a
+// port (tlsTerminate.excludeDomains, mitmProxy.domains, injectHosts): the
+// allowedDomains grammar without the ":port".
+func ParseHostPattern(s string) (Pattern, error) {
+	p, err := ParseAllowPattern(s)
+	if err == nil && p.Port() != 0 {
+		host := s[:strings.LastIndexByte(s, ':')]
+		return Pattern{}, &PatternError{Entry: s, Rule: fmt.Sprintf(rulePortHostOnly, s[len(host):], host)}
+	}
+	if pe, ok := err.(*PatternError); ok {
+		pe.Beyond = refValidDomainPattern(s)
+	}
+	return p, err
 }
 
 func parsePattern(s string, deny bool) (Pattern, bool) {

@@ -205,14 +205,73 @@ func checkPattern(t *testing.T, in string, p Pattern, err error, want patternWan
 	}
 }
 
+// TestPatternErrorMessages: a refused entry's message says which rule it
+// broke and what to write instead (issue 14, item 7: every entry got the
+// same 350-character text); where the reference refuses the entry too, its
+// message follows, and where the reference accepts it (srt is stricter),
+// it does not. Every suggested spelling parses.
 func TestPatternErrorMessages(t *testing.T) {
-	_, err := ParseAllowPattern("*.com")
-	if err.Error() != InvalidPatternMessage {
-		t.Errorf("allow message = %q", err)
+	cases := []struct {
+		deny      bool
+		entry     string
+		rule      string // the message after the quoted entry, before the reference's
+		suggested string // an entry the rule tells to write; "" for none
+		beyond    bool   // the reference accepts it
+	}{
+		{entry: "", rule: ruleEmpty},
+		{entry: "https://example.com/x", rule: `has a scheme: write the host alone ("example.com")`, suggested: "example.com"},
+		{entry: "example.com/path", rule: `has a path ("/path"): write the host alone ("example.com")`, suggested: "example.com"},
+		{entry: "10.0.0.0/8", rule: ruleRangeAllow},
+		{entry: "10.0.0.0/8", deny: true, rule: ruleRangeDeny},
+		{entry: "2001:db8::1:443", rule: ruleColons},
+		{entry: "[::1", rule: ruleNoClose},
+		{entry: "[::1]x", rule: `has "x" after "]": only ":" and a port may follow the brackets`},
+		{entry: "[1.2.3.4]:80", rule: `has an IPv4 address in brackets, which hold IPv6 addresses only: write "1.2.3.4:80"`, suggested: "1.2.3.4:80", beyond: true},
+		{entry: "[example.com]", rule: `has "example.com" in brackets, which is not an IPv6 address: brackets hold IPv6 addresses only`, beyond: true},
+		{entry: "example.com:", rule: rulePortEmpty},
+		{entry: "evil.com:443.allowed.com", rule: `has ":443.allowed.com" after ":", which is not a port: a port is a number from 1 to 65535`},
+		{entry: "example.com:0", rule: rulePortZero},
+		{entry: "*:0", deny: true, rule: rulePortZero},
+		{entry: "example.com:080", rule: `has port "080" with a leading zero: write "80"`},
+		{entry: "example.com:65536", rule: `has port 65536: a port is 1-65535`},
+		{entry: ":443", rule: ruleNoHost},
+		{entry: "*", rule: ruleStar},
+		{entry: "bücher.de", rule: `has non-ASCII characters: write the name in its ASCII form, "xn--…" (as "idn2 bücher.de" prints it)`, beyond: true},
+		{entry: "exa mple.com", rule: `contains " ", which no host name has: a name is letters, digits, "-", "_" and dots`, beyond: true},
+		{entry: "example.com.:443", rule: `ends in ".": write it without the trailing dot ("example.com:443"); it matches the host written either way`, suggested: "example.com:443"},
+		{entry: "*.", rule: ruleStar},
+		{entry: ".example.com", rule: `starts with ".": write "example.com" for the domain itself and "*.example.com" for its subdomains`, suggested: "*.example.com"},
+		{entry: "a*.example.com", rule: ruleStarPlace},
+		{entry: "*.com", rule: ruleTooBroad},
+		{entry: "a..b.com", rule: ruleEmptyLabel, beyond: true},
+		{entry: strings.Repeat("a", 250) + ".example.com", rule: ruleTooLong, beyond: true},
+		{entry: "intranet", rule: ruleOneLabel},
+		{entry: "127.1", rule: `is the IPv4 address 127.0.0.1 in shorthand (a name whose last label is a number is read as an address): write "127.0.0.1"`, suggested: "127.0.0.1", beyond: true},
+		{entry: "0x7f.0.0.1:8080", rule: `is the IPv4 address 127.0.0.1 in shorthand (a name whose last label is a number is read as an address): write "127.0.0.1:8080"`, suggested: "127.0.0.1:8080", beyond: true},
+		{entry: "example.123", rule: `ends in a numeric label ("123"): such a host is read as an IPv4 address, and this one is not a valid address, so no destination can match it`, beyond: true},
 	}
-	_, err = ParseDenyPattern("*.com")
-	if err.Error() != InvalidDenyPatternMessage {
-		t.Errorf("deny message = %q", err)
+	for _, tc := range cases {
+		parse, ref := ParseAllowPattern, InvalidPatternMessage
+		if tc.deny {
+			parse, ref = ParseDenyPattern, InvalidDenyPatternMessage
+		}
+		_, err := parse(tc.entry)
+		var pe *PatternError
+		if !errors.As(err, &pe) {
+			t.Fatalf("parse(%q) = %v; want a *PatternError", tc.entry, err)
+		}
+		want := quoteEntry(tc.entry) + " " + tc.rule
+		if !tc.beyond {
+			want += ". " + ref
+		}
+		if err.Error() != want {
+			t.Errorf("parse(%q):\n got %s\nwant %s", tc.entry, err, want)
+		}
+		if tc.suggested != "" {
+			if _, err := parse(tc.suggested); err != nil {
+				t.Errorf("the suggestion %q for %q does not parse: %v", tc.suggested, tc.entry, err)
+			}
+		}
 	}
 	if !strings.HasSuffix(InvalidPatternMessage, `An optional ":port" suffix (1-65535) restricts the entry to that port.`) {
 		t.Error("allow message lost its port sentence")

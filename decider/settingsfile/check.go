@@ -66,6 +66,12 @@ type Checker struct {
 	// Ignored lists the keys Object accepted with Field.Ignored set, as
 	// "<path> (<why>)".
 	Ignored []string
+	// Hints names, by lower-cased key, where a key belongs that is unknown
+	// where it is written ("alloweddomains" → "network.allowedDomains"),
+	// for the hint of its refusal. Learn, when set, collects the keys of
+	// the objects one level below the root so: a checker run over a file
+	// of empty sections learns the Hints of the others.
+	Hints, Learn map[string]string
 }
 
 // Add records an issue at p.
@@ -222,6 +228,9 @@ func (c *Checker) Object(p Path, v *Value, fields []Field) bool {
 	byName := map[string]Field{}
 	for _, f := range fields {
 		byName[f.Name] = f
+		if c.Learn != nil && len(p) == 1 {
+			c.Learn[strings.ToLower(f.Name)] = p.Key(f.Name).String()
+		}
 	}
 	for _, m := range v.Obj {
 		f, ok := byName[m.Key]
@@ -248,7 +257,13 @@ func (c *Checker) unknownKey(p Path, fields []Field) {
 	for _, f := range fields {
 		names = append(names, f.Name)
 	}
-	if best := closest(p[len(p)-1], names); best != "" {
+	best := closest(p[len(p)-1], names)
+	// A key of a section (network.allowedDomains) written elsewhere, at
+	// the top level say, is a likelier mistake than a misspelling.
+	if full, ok := c.Hints[strings.ToLower(p[len(p)-1])]; ok && full != p.String() {
+		best = full
+	}
+	if best != "" {
 		msg += fmt.Sprintf(`; did you mean "%s"?`, best)
 	}
 	c.Add(p, "%s", msg)

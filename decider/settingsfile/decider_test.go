@@ -67,9 +67,9 @@ func TestParseDecider(t *testing.T) {
 		{"network null", `{"network": null}`, []string{"network: Expected object, received null"}},
 		{"lists required", `{"network": {}}`, []string{"network.allowedDomains: Required", "network.deniedDomains: Required"}},
 		{"bad entries", `{"network": {"allowedDomains": ["*.com", 7, "ok.example"], "deniedDomains": ["*", "a..b"]}}`, []string{
-			"network.allowedDomains.0: " + AllowPatternMessage,
+			`network.allowedDomains.0: "*.com" is too broad: a wildcard needs two labels or more after "*." ("*.example.com"). ` + AllowPatternMessage,
 			"network.allowedDomains.1: Expected string, received number",
-			"network.deniedDomains.1: " + DenyPatternMessage}},
+			`network.deniedDomains.1: "a..b" has an empty label (".."): remove the extra dot`}},
 		{"bad reasons", `{"network": {"allowedDomains": [], "deniedDomains": [], "deniedDomainReasons": {"a.example": "", "b.example": 1}}}`, []string{
 			"network.deniedDomainReasons.a.example: String must contain at least 1 character(s)",
 			"network.deniedDomainReasons.b.example: Expected string, received number"}},

@@ -1,6 +1,7 @@
 package settingsfile
 
 import (
+	"errors"
 	"net/netip"
 
 	"github.com/srt-sandbox/decider/control"
@@ -74,8 +75,9 @@ func (c *Checker) NetworkObject(p Path, v *Value, n *Network, more []Field) bool
 	return ok
 }
 
-// Patterns checks a list of domain patterns with parse; msg is the message
-// of an entry parse refuses.
+// Patterns checks a list of domain patterns with parse; msg is the
+// reference's message for an entry parse refuses, which follows the rule
+// the entry broke where the reference refuses it too (PatternIssue).
 func (c *Checker) Patterns(p Path, v *Value, parse func(string) (policy.Pattern, error), msg string) ([]string, []policy.Pattern) {
 	arr, ok := c.Array(p, v)
 	if !ok {
@@ -90,13 +92,24 @@ func (c *Checker) Patterns(p Path, v *Value, parse func(string) (policy.Pattern,
 		}
 		pat, err := parse(s)
 		if err != nil {
-			c.Add(p.Idx(i), "%s", msg)
+			c.Add(p.Idx(i), "%s", PatternIssue(err, msg))
 			continue
 		}
 		raw = append(raw, s)
 		pats = append(pats, pat)
 	}
 	return raw, pats
+}
+
+// PatternIssue is the message of an entry a pattern parser refused: the
+// rule it broke and, where the reference refuses the entry too, msg, the
+// reference's message for the list.
+func PatternIssue(err error, msg string) string {
+	var pe *policy.PatternError
+	if errors.As(err, &pe) {
+		return pe.Explain(msg)
+	}
+	return msg
 }
 
 // Control is the block as the decider's engine takes it (decider/control's

@@ -25,10 +25,25 @@ var dynamicMessages = map[string][]string{
 		`unknown key: srt refuses keys it does not know, so that a misspelt setting cannot silently drop a rule`,
 		`unknown key: srt refuses keys it does not know, so that a misspelt setting cannot silently drop a rule; did you mean "%s"?`,
 	},
-	// Patterns reports the message of the list it checks.
-	"Patterns": {settingsfile.PatternMessage, settingsfile.AllowPatternMessage, settingsfile.DenyPatternMessage},
+	// Patterns reports the rule an entry broke, then the reference's
+	// message of the list it checks where the reference refuses it too.
+	"Patterns": patternMessages(),
 	// NetworkObject's deniedResolvedAddresses reports the policy package's error.
 	"NetworkObject": {policy.InvalidAddressRangeMessage},
+}
+
+// patternMessages are the messages settingsfile.PatternIssue can give:
+// every rule of the domain-pattern grammar, and every list's message of
+// the reference after one.
+func patternMessages() []string {
+	var out []string
+	for _, r := range policy.PatternRules {
+		out = append(out, "%q "+r+"%s")
+	}
+	for _, m := range []string{settingsfile.PatternMessage, settingsfile.AllowPatternMessage, settingsfile.DenyPatternMessage} {
+		out = append(out, "%q %s. "+m)
+	}
+	return out
 }
 
 // TestExamplesCoverEveryMessage reads every c.Add call in this package's

@@ -22,6 +22,7 @@ func Parse(data []byte) (*Config, error) {
 func fromValue(root *value) (*Config, error) {
 	cfg := Default()
 	c := &checker{}
+	c.Hints = sectionKeys()
 	if c.Object(nil, root, c.topFields(cfg, root)) {
 		if len(c.Issues) == 0 {
 			c.unimplemented(cfg, root)

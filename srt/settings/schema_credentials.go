@@ -131,7 +131,7 @@ func (c *checker) maskFieldList(m *maskFields) []field {
 		{Name: "decode", Check: func(p path, v *value) { m.Decode, _ = c.Enum(p, v, "jwt") }},
 		{Name: "maskClaims", Check: func(p path, v *value) { m.MaskClaims, _ = c.Strings(p, v, true) }},
 		{Name: "injectHosts", Check: func(p path, v *value) {
-			_, m.InjectHosts = c.Patterns(p, v, parseHostPattern, patternMessage)
+			_, m.InjectHosts = c.Patterns(p, v, policy.ParseHostPattern, patternMessage)
 		}},
 	}
 }

@@ -35,7 +35,7 @@ func (c *checker) network(p path, v *value, cfg *Config, root *value) {
 						c.Add(p, "Array must contain at least 1 element(s)")
 						return
 					}
-					_, m.Domains = c.Patterns(p, v, parseHostPattern, patternMessage)
+					_, m.Domains = c.Patterns(p, v, policy.ParseHostPattern, patternMessage)
 				}},
 			})
 			n.MitmProxy = m
@@ -64,15 +64,6 @@ func (c *checker) network(p path, v *value, cfg *Config, root *value) {
 		{Name: "tlsTerminate", Check: func(p path, v *value) { n.TLSTerminate = c.tlsTerminate(p, v) }},
 	})
 	c.externalProxy(p, v, n)
-}
-
-// parseHostPattern is the grammar of lists that name hosts without ports.
-func parseHostPattern(s string) (policy.Pattern, error) {
-	pat, err := policy.ParseAllowPattern(s)
-	if err == nil && pat.Port() != 0 {
-		return policy.Pattern{}, &policy.PatternError{Entry: s}
-	}
-	return pat, err
 }
 
 func (c *checker) url(p path, v *value) (string, bool) {
@@ -107,7 +98,7 @@ func (c *checker) tlsTerminate(p path, v *value) *TLSTerminate {
 		{Name: "caCertPath", Check: func(p path, v *value) { t.CACertPath, _ = c.NonEmptyStr(p, v) }},
 		{Name: "caKeyPath", Check: func(p path, v *value) { t.CAKeyPath, _ = c.NonEmptyStr(p, v) }},
 		{Name: "excludeDomains", Check: func(p path, v *value) {
-			_, t.ExcludeDomains = c.Patterns(p, v, parseHostPattern, patternMessage)
+			_, t.ExcludeDomains = c.Patterns(p, v, policy.ParseHostPattern, patternMessage)
 		}},
 		{Name: "extraCaCertPaths", Check: func(p path, v *value) { t.ExtraCACertPaths, _ = c.Strings(p, v, true) }},
 		{Name: "maxTunnels", Check: func(p path, v *value) {

@@ -104,7 +104,7 @@ func TestBadSettings(t *testing.T) {
 		{"duplicate key", file("dup.json", `{"network": {}, "network": {}}`), filepath.Join(dir, "dup.json") + ` is not valid JSON: duplicate key "network" at offset 14`},
 		{"invalid", invalid, invalid + " does not hold a valid config — " + strings.Join([]string{
 			`filesystem: is not a setting of the decider, whose settings hold the "network" block alone (srt's other settings are for its sandbox); remove it from the decider's settings`,
-			"network.allowedDomains.0: " + settingsfile.AllowPatternMessage,
+			`network.allowedDomains.0: "*.com" is too broad: a wildcard needs two labels or more after "*." ("*.example.com"). ` + settingsfile.AllowPatternMessage,
 			"network.deniedDomains.0: Expected string, received number",
 			"network.deniedDomainReasons.x.example: String must contain at least 1 character(s)",
 			`network.deniedResolvedAddresses.0: Invalid IP address or CIDR range. Use an IPv4/IPv6 literal or CIDR, e.g. "10.0.0.0/8", "192.168.1.10", "fc00::/7" (IPv6 unbracketed).`,

@@ -18,9 +18,18 @@ func TestSettingsFileErrors(t *testing.T) {
 		incomplete := w.write("incomplete.json", `{"network":{}}`)
 		expect(t, w.srt("-s", incomplete, "true"), 1, "srt: "+incomplete+" does not hold a valid config — network.allowedDomains: Required; network.deniedDomains: Required; filesystem: Required")
 		typo := w.write("typo.json", `{"network":{"allowedDomains":[],"deniedDomains":["*.com"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWite":[]}}`)
-		expect(t, w.srt("-s", typo, "true"), 1, "network.deniedDomains.0: Invalid domain pattern.",
+		expect(t, w.srt("-s", typo, "true"), 1, `network.deniedDomains.0: "*.com" is too broad: a wildcard needs two labels or more after "*." ("*.example.com"). Invalid domain pattern.`,
 			`filesystem.denyWite: unknown key: srt refuses keys it does not know, so that a misspelt setting cannot silently drop a rule; did you mean "denyWrite"?`,
 			"filesystem.denyWrite: Required")
+		// Each bad pattern says which rule it broke (issue 14, item 7),
+		// and a section's key at the top level where it belongs.
+		patterns := w.write("patterns.json", `{"allowedDomains":[],"network":{"allowedDomains":["127.1","bücher.de","example.com:0"],"deniedDomains":["10.0.0.0/8"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`)
+		expect(t, w.srt("-s", patterns, "true"), 1,
+			`allowedDomains: unknown key: srt refuses keys it does not know, so that a misspelt setting cannot silently drop a rule; did you mean "network.allowedDomains"?`,
+			`network.allowedDomains.0: "127.1" is the IPv4 address 127.0.0.1 in shorthand (a name whose last label is a number is read as an address): write "127.0.0.1";`,
+			`network.allowedDomains.1: "bücher.de" has non-ASCII characters: write the name in its ASCII form, "xn--…"`,
+			`network.allowedDomains.2: "example.com:0" has port 0: a port is 1-65535; drop ":0" to cover every port. Invalid domain pattern.`,
+			`network.deniedDomains.0: "10.0.0.0/8" is an address range: these lists name single addresses; to refuse every address of a range, put it in network.deniedResolvedAddresses. Invalid domain pattern.`)
 		dir := w.mkdir("adir.json")
 		expect(t, w.srt("-s", dir, "true"), 1, "srt: "+dir+" could not be read (EISDIR).")
 		// The default file, when present, is used; when broken, refused.
