@@ -217,7 +217,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	c.plan = p
 	m.debugf("plan:\n%s", p)
 	for _, w := range p.Warnings {
-		fmt.Fprintf(m.opts.Warnings, "srt: warning: %s\n", w)
+		m.warnOnce(w)
 	}
 	m.debugf("layers: %s", layersFor(cfg, m.kernel))
 	for _, w := range layerWarnings(cfg, m.kernel) {

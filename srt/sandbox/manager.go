@@ -29,9 +29,11 @@ type Options struct {
 	// Logger receives debug lines (at slog.LevelDebug): the plan of each
 	// command, the layers it gets, the programs found. Nil discards them.
 	Logger *slog.Logger
-	// Warnings receives the lines that say what a setting could not do,
-	// once per command (default os.Stderr); the egress processes' own
-	// messages go there too.
+	// Warnings receives the lines that say what a setting could not do
+	// (default os.Stderr): each once in the Manager's life (a path the
+	// settings name that does not exist, say), except those of a missing
+	// protection layer (no Landlock), which come with every command. The
+	// egress processes' own messages go there too.
 	Warnings io.Writer
 	// Debug makes the egress processes print a line per decision.
 	Debug bool
@@ -87,6 +89,26 @@ type Manager struct {
 
 	mu  sync.RWMutex
 	cfg *settings.Config
+
+	// warned are the plan's warnings already printed: each is printed
+	// once in the Manager's life, not for every command.
+	warnedMu sync.Mutex
+	warned   map[string]bool
+}
+
+// warnOnce prints a warning of the plan on Options.Warnings, unless it
+// has been printed already.
+func (m *Manager) warnOnce(w string) {
+	m.warnedMu.Lock()
+	defer m.warnedMu.Unlock()
+	if m.warned[w] {
+		return
+	}
+	if m.warned == nil {
+		m.warned = map[string]bool{}
+	}
+	m.warned[w] = true
+	fmt.Fprintf(m.opts.Warnings, "srt: warning: %s\n", w)
 }
 
 // New checks that this machine can sandbox (bubblewrap present, and where

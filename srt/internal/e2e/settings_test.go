@@ -46,3 +46,27 @@ func TestIgnoredSettingsAreAcceptedWithDebugLine(t *testing.T) {
 		expect(t, w.srt("-d", "-s", s, "true"), 0, "network.allowUnixSockets (macOS only", "ripgrep (configures the reference's ripgrep", "allowPty (macOS only)")
 	})
 }
+
+// TestMissingPathsWarned (issue 14, item 9): allowWrite and denyRead
+// entries naming paths that do not exist said nothing without -d, so a
+// typo in allowWrite showed only as "Read-only file system". Now each list
+// with such entries gets one warning on stderr, stdout stays the
+// command's, and the command runs. The control: with the paths made, no
+// warning.
+func TestMissingPathsWarned(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		s := w.settings(fsSettings(`{"denyRead":["~/.asw"],"allowWrite":["./buidl"],"denyWrite":[]}`))
+		r := w.srt("-s", s, "-c", "echo out; echo x > buidl")
+		expect(t, r, 1, "out\n", "Read-only file system",
+			`srt: warning: filesystem.allowWrite names paths that do not exist, so they grant nothing; make them before srt starts (a path made later stays read-only in the sandbox), or correct the entries: "./buidl" (`+w.dir+`/buidl)`,
+			`srt: warning: filesystem.denyRead names paths that do not exist, so they hide nothing; a path made while the sandbox runs is readable in it, so correct an entry with a typo: "~/.asw" (`+w.home+`/.asw)`)
+		if r.stdout != "out\n" {
+			t.Errorf("stdout holds more than the command's output: %q", r.stdout)
+		}
+		w.mkdir("home/proj/buidl")
+		w.mkdir("home/.asw")
+		r = w.srt("-s", s, "-c", "echo x > buidl/f && echo WROTE")
+		expect(t, r, 0, "WROTE")
+		expect(t, r, 0, "!do not exist")
+	})
+}

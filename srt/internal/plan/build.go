@@ -45,13 +45,16 @@ type builder struct {
 	hidden, sealed map[string]bool
 	// entries are the settings entries by field, for messages.
 	entries map[string]string
+	// missing are the entries of the user's lists that name no existing
+	// path, by list (missing.go).
+	missing map[string][]string
 }
 
 // Build computes the plan for in. It reads the filesystem through in.FS and
 // does nothing else.
 func Build(in Input) (*Plan, error) {
 	cfg := in.Config
-	b := &builder{in: in, limits: in.Limits.orDefaults(), warned: map[string]bool{}, hidden: map[string]bool{}, sealed: map[string]bool{}, entries: map[string]string{}, p: &Plan{
+	b := &builder{in: in, limits: in.Limits.orDefaults(), warned: map[string]bool{}, hidden: map[string]bool{}, sealed: map[string]bool{}, entries: map[string]string{}, missing: map[string][]string{}, p: &Plan{
 		ProcBind: cfg.EnableWeakerNestedSandbox,
 		Command:  in.Command,
 	}}
@@ -184,6 +187,7 @@ func (b *builder) rules() error {
 	b.protect = append(b.protect, b.settingsFiles()...)
 	b.protect = append(b.protect, b.mandatory()...)
 	b.applyProtects()
+	b.warnMissing()
 	return nil
 }
 
@@ -299,7 +303,7 @@ func (b *builder) allowWrite(s spelled) {
 	real, fi, ok, refused := b.grant(s, s.abs)
 	if !ok {
 		if !refused {
-			b.note("%s %q: %s does not exist", s.field, s.entry, s.abs)
+			b.missingPath(s)
 		}
 		return
 	}

@@ -72,7 +72,11 @@ func (b *builder) targets(s spelled, r role) ([]target, error) {
 	}
 	if !s.pattern {
 		if !add(s.abs) {
-			b.note("%s %q: %s does not exist", s.field, s.entry, s.abs)
+			if deny {
+				b.missingPath(s)
+			} else {
+				b.note("%s %q: %s does not exist, so it re-allows nothing", s.field, s.entry, s.abs)
+			}
 		}
 		return out, nil
 	}
