@@ -137,6 +137,17 @@ func egress(list []string) []string {
 	return out
 }
 
+// ipLiterals keeps the entries of egress that are IP literals.
+func ipLiterals(list []string) []string {
+	out := []string{}
+	for _, e := range egress(list) {
+		if p, err := policy.ParseEgressPattern(e); err == nil && p.IsIP() {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 func (d *decider) send(m protocol.Message) error {
 	b, err := protocol.Encode(m)
 	if err != nil {

@@ -41,6 +41,13 @@ func newSRTMode(proxyFD, controlFD int, f protocol.Framing, debug bool) (*srtMod
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &srtMode{decider: newDecider(p, p, f), ctl: control.New(c), asks: map[uint64]chan *control.Message{}, ctx: ctx, cancel: cancel}
 	s.lists = func(n *control.Network) ([]string, []string) {
+		// Under srt.v1 srt-proxy reads the lists only for their IP
+		// literals (its address check): the names would only make a long
+		// list overrun one message (protocol.MaxFrame), and the update
+		// would stop the decider.
+		if s.ext {
+			return ipLiterals(n.AllowedDomains), ipLiterals(n.DeniedDomains)
+		}
 		return egress(n.AllowedDomains), egress(n.DeniedDomains)
 	}
 	s.sync = func(id uint64) error {

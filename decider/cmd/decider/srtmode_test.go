@@ -66,10 +66,12 @@ func TestSRTMode(t *testing.T) {
 		return ""
 	}
 
-	ctl.Write(&control.Message{T: control.TConfig, Network: &control.Network{AllowedDomains: []string{"a.example", "my_host.example"}, DeniedDomains: []string{"b.example"},
+	// Under srt.v1 the lists go to srt-proxy as their IP literals alone,
+	// all its address check reads.
+	ctl.Write(&control.Message{T: control.TConfig, Network: &control.Network{AllowedDomains: []string{"a.example", "my_host.example", "192.0.2.1:8080"}, DeniedDomains: []string{"b.example"},
 		DeniedDomainReasons: map[string]string{"b.example": "nope"}}})
 	w.Write([]byte(`{"t":"hello","proto":1,"ext":["srt.v1"]}`))
-	if got, want := next(), `{"t":"hello","proto":1,"allowedDomains":["a.example"],"deniedDomains":["b.example"],"ext":["srt.v1"]}`; got != want {
+	if got, want := next(), `{"t":"hello","proto":1,"allowedDomains":["192.0.2.1:8080"],"deniedDomains":[],"ext":["srt.v1"]}`; got != want {
 		t.Fatalf("hello %s, want %s", got, want)
 	}
 	w.Write([]byte(`{"t":"req","id":1,"method":"CONNECT","host":"b.example","port":443,"path":"*","kind":"connect","user":"srt.YQ=="}`))
@@ -84,8 +86,8 @@ func TestSRTMode(t *testing.T) {
 	if got, want := srtGets(), `{"t":"sync","q":5}`; got != want {
 		t.Errorf("srt got %s, want %s", got, want)
 	}
-	ctl.Write(&control.Message{T: control.TConfig, Network: &control.Network{AllowedDomains: []string{"c.example"}, DeniedDomains: []string{}}})
-	if got, want := next(), `{"t":"update","allowedDomains":["c.example"],"deniedDomains":[]}`; got != want {
+	ctl.Write(&control.Message{T: control.TConfig, Network: &control.Network{AllowedDomains: []string{"c.example"}, DeniedDomains: []string{"[fd00::1]"}}})
+	if got, want := next(), `{"t":"update","allowedDomains":[],"deniedDomains":["[fd00::1]"]}`; got != want {
 		t.Errorf("update %s, want %s", got, want)
 	}
 	w.Write([]byte(`{"t":"req","id":2,"method":"CONNECT","host":"c.example","port":443,"path":"*","kind":"connect","user":"srt.YQ=="}`))
