@@ -68,8 +68,9 @@ func (o *commandOptions) config(cfg *settings.Config) *settings.Config {
 	return &over
 }
 
-// WithNullDescriptor gives the command /dev/null on descriptor n (srt's
-// --control-fd slot), so that it does not find another file there.
+// WithNullDescriptor gives the command /dev/null, open read-only, on
+// descriptor n (srt's --control-fd slot), so that it does not find another
+// file there.
 func WithNullDescriptor(n int) CommandOption { return func(o *commandOptions) { o.nullFD = n } }
 
 // WithCommandID names the command for attribution: its violations carry

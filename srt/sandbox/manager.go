@@ -89,6 +89,8 @@ type Manager struct {
 
 	mu  sync.RWMutex
 	cfg *settings.Config
+	// updateMu makes UpdateConfig calls one at a time.
+	updateMu sync.Mutex
 
 	// warned are the plan's warnings already printed: each is printed
 	// once in the Manager's life, not for every command.
@@ -254,23 +256,32 @@ func (m *Manager) Config() *settings.Config {
 
 // UpdateConfig replaces the configuration: commands wrapped from now on get
 // all of it; running commands get the new network lists for their next
-// connection. What the network proxy reads when it starts
-// (network.tlsTerminate and the request options refuseOpaqueTunnels,
-// requireHostMatch, ambiguousRequestTarget, stripResponseHeaders,
-// allowPlaintextHeaderSet; parentProxy) keeps the values it started with,
-// and so do network.httpProxyPort and socksProxyPort, read by New; an
-// update that changes them says so on Options.Warnings.
+// connection. It returns once the network's decider has the new lists
+// (when the network has started), so that every connection made after it
+// returns is decided by them; an error then means the decider did not
+// confirm them. What the network proxy reads when it starts
+// (network.tlsTerminate, parentProxy and the request options
+// refuseOpaqueTunnels, requireHostMatch, ambiguousRequestTarget,
+// stripResponseHeaders, allowPlaintextHeaderSet) keeps the values it
+// started with, and so do network.httpProxyPort and socksProxyPort, read
+// by New; an update that changes them says so on Options.Warnings.
 func (m *Manager) UpdateConfig(cfg *settings.Config) error {
 	if cfg == nil {
 		return errors.New("sandbox: nil config")
 	}
+	// One update at a time, to the end: the lists in force are those of
+	// the last update to return.
+	m.updateMu.Lock()
+	defer m.updateMu.Unlock()
 	m.mu.Lock()
 	m.cfg = cfg
 	m.mu.Unlock()
 	m.warnStartOnly(cfg)
 	m.warnExternalPorts(cfg)
 	if eg := m.net.current(); eg != nil {
-		return eg.Update(networkOf(cfg), m.opts.Ask != nil)
+		if err := eg.Update(networkOf(cfg), m.opts.Ask != nil); err != nil {
+			return fmt.Errorf("sandbox: %w", err)
+		}
 	}
 	return nil
 }

@@ -94,6 +94,7 @@ func startOnlyKeys(a, b *settings.Network) []string {
 		same bool
 	}{
 		{"tlsTerminate", reflect.DeepEqual(a.TLSTerminate, b.TLSTerminate)},
+		{"parentProxy", reflect.DeepEqual(a.ParentProxy, b.ParentProxy)},
 		{"refuseOpaqueTunnels", a.RefuseOpaqueTunnels == b.RefuseOpaqueTunnels},
 		{"requireHostMatch", a.RequireHostMatch == b.RequireHostMatch},
 		{"ambiguousRequestTarget", a.AmbiguousRequestTarget == b.AmbiguousRequestTarget},

@@ -50,6 +50,10 @@ type controlReader struct {
 
 func (c *controlReader) run() {
 	c.failed = make(chan error, 1)
+	if os.Getenv("SRT_DEBUG") != "" {
+		// The reference's line, which its tests wait for.
+		fmt.Fprintf(c.stderr, "srt: debug: Listening for config updates on fd %d\n", c.n)
+	}
 	go func() {
 		br := bufio.NewReaderSize(c.f, 64<<10)
 		got := 0
@@ -76,9 +80,6 @@ func (c *controlReader) run() {
 
 func (c *controlReader) apply(line string) {
 	cfg, err := settings.Parse([]byte(line))
-	if err == nil {
-		err = c.m.UpdateConfig(cfg)
-	}
 	if err != nil {
 		fmt.Fprintf(c.stderr, "srt: Invalid config on control fd %d: ignored, previous config still in force\n", c.n)
 		if os.Getenv("SRT_DEBUG") != "" {
@@ -86,6 +87,12 @@ func (c *controlReader) apply(line string) {
 		}
 		return
 	}
+	if err := c.m.UpdateConfig(cfg); err != nil {
+		fmt.Fprintf(c.stderr, "srt: control fd %d: the network proxy did not confirm the update, so it may not be in force: %v\n", c.n, err)
+		return
+	}
+	// Said once the update is in force: UpdateConfig returns when the
+	// decider has the new lists.
 	if os.Getenv("SRT_DEBUG") != "" {
 		fmt.Fprintf(c.stderr, "srt: debug: Config updated from control fd: %s\n", strings.TrimSpace(line))
 	}

@@ -192,19 +192,8 @@ func TestExternalProxyPortsAreReadAtStart(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
 		ext := startExtHTTPProxy(t)
 		s := w.settings(netSettings(nil, nil, `,"httpProxyPort":`+itoa(ext.port())))
-		r, wr, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer wr.Close()
-		cmd := w.command(nil, "-s", s, "--control-fd", "3", "-c", `while [ ! -e go ]; do sleep 0.05; done; curl -s --noproxy '' http://`+up.addr()+`/after | head -1`)
-		cmd.ExtraFiles = []*os.File{r}
 		out := &syncBuffer{}
-		cmd.Stdout, cmd.Stderr = out, out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		r.Close()
+		cmd, wr := w.startControlled(nil, out, out, "-s", s, "-c", `while [ ! -e go ]; do sleep 0.05; done; curl -s --noproxy '' http://`+up.addr()+`/after | head -1`)
 		wr.Write([]byte(netSettings(nil, nil, `,"socksProxyPort":1081`) + "\n"))
 		waitFor(t, func() bool { return strings.Contains(out.String(), "network.socksProxyPort") }, "the warning:\n"+out.String())
 		w.write("home/proj/go", "")

@@ -86,3 +86,29 @@ func TestParentProxyFromSettings(t *testing.T) {
 		}
 	})
 }
+
+// TestParentProxyIsReadAtStart (issue 14, item 14): srt-proxy reads
+// network.parentProxy when it starts, and a live update that changed it
+// was ignored without a word. Now srt says so, as for the other settings
+// read at start, and the connections still go through the parent it
+// started with.
+func TestParentProxyIsReadAtStart(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		first, second := startParentProxy(t), startParentProxy(t)
+		parent := func(p *parentProxy) string {
+			return `,"parentProxy":{"https":"http://` + p.ln.Addr().String() + `"}`
+		}
+		s := w.settings(netSettings([]string{"x.test"}, nil, parent(first)))
+		out := &syncBuffer{}
+		cmd, wr := w.startControlled(nil, out, out, "-s", s, "-c", `curl -s -o /dev/null https://x.test/a; echo first-done; while [ ! -e go ]; do sleep 0.05; done; curl -s -o /dev/null https://x.test/b`)
+		waitFor(t, func() bool { return strings.Contains(out.String(), "first-done") }, "the first request:\n"+out.String())
+		wr.Write([]byte(netSettings([]string{"x.test"}, nil, parent(second)) + "\n"))
+		waitFor(t, func() bool { return strings.Contains(out.String(), "network.parentProxy") }, "the warning:\n"+out.String())
+		w.write("home/proj/go", "")
+		waitExit(t, cmd, out)
+		expect(t, result{stdout: out.String()}, 0, "srt: warning: the update changes network.parentProxy, which the network proxy reads only when it starts; the running proxy keeps the values it started with")
+		if got := strings.Count(first.requests(), "CONNECT x.test:443"); got != 2 || second.requests() != "" {
+			t.Errorf("the parent it started with saw %d CONNECTs (want 2), the updated one %q", got, second.requests())
+		}
+	})
+}

@@ -388,13 +388,26 @@ func (e *Egress) sendHandoff(m map[string]any, files []*os.File) error {
 	return nil
 }
 
-// Update replaces the network lists; the next connection uses them.
+// Update replaces the network lists. It returns once the decider has
+// them (it answers a sync sent after them): every connection a sandbox
+// makes from then on is decided by them. srt-proxy's part of them, the
+// address rules the decider passes on, is in force by then too for every
+// connection that waits for a verdict: the decider sends the rules before
+// any later verdict, on the stream srt-proxy reads in order.
 func (e *Egress) Update(n control.Network, ask bool) error {
 	if e.ctl == nil {
 		return nil // no decider: the external proxies decide
 	}
-	return e.ctl.Write(&control.Message{T: control.TConfig, Network: &n, Ask: ask})
+	if err := e.ctl.Write(&control.Message{T: control.TConfig, Network: &n, Ask: ask}); err != nil {
+		return err
+	}
+	return e.controlSync(updateWait, "the updated lists")
 }
+
+// updateWait bounds the wait for the decider's answer to an update or a
+// command's list: it parses the lists first (a list of 100 000 entries
+// takes it a few hundred milliseconds).
+const updateWait = 10 * time.Second
 
 // Register gives a command its own allow list.
 //
@@ -409,7 +422,7 @@ func (e *Egress) Register(id string, allowed []string) error {
 	if err := e.ctl.Write(&control.Message{T: control.TRegister, ID: id, AllowedDomains: allowed}); err != nil {
 		return err
 	}
-	return e.controlSync(5 * time.Second)
+	return e.controlSync(updateWait, "the command's list")
 }
 
 // Unregister removes a command's own allow list.
@@ -420,7 +433,7 @@ func (e *Egress) Unregister(id string) error {
 	if err := e.ctl.Write(&control.Message{T: control.TUnregister, ID: id}); err != nil {
 		return err
 	}
-	return e.controlSync(5 * time.Second)
+	return e.controlSync(updateWait, "the removal of the command's list")
 }
 
 // newSync registers a sync: ch is closed when the decider answers q.
@@ -437,8 +450,9 @@ func (e *Egress) newSync() (q uint64, ch chan struct{}) {
 }
 
 // controlSync returns once the decider has handled every control message
-// written before it.
-func (e *Egress) controlSync(timeout time.Duration) error {
+// written before it; what names them for the error of a decider that does
+// not answer.
+func (e *Egress) controlSync(timeout time.Duration, what string) error {
 	q, ch := e.newSync()
 	if err := e.ctl.Write(&control.Message{T: control.TSync, Q: q}); err != nil {
 		return err
@@ -449,7 +463,7 @@ func (e *Egress) controlSync(timeout time.Duration) error {
 	case <-e.exited:
 		return ErrStopped
 	case <-time.After(timeout):
-		return errors.New("egress: the decider did not confirm the command's list")
+		return fmt.Errorf("egress: the decider did not confirm %s within %v", what, timeout)
 	}
 }
 

@@ -79,7 +79,10 @@ func run(args []string) int {
 		return 125
 	}
 	if spec.DevNullFD > 0 {
-		fd, err := unix.Open("/dev/null", unix.O_RDWR|unix.O_CLOEXEC, 0)
+		// Read-only: a command that writes to the slot learns that
+		// nothing is there to take it (EBADF), instead of writing into
+		// /dev/null as if srt read it.
+		fd, err := unix.Open("/dev/null", unix.O_RDONLY|unix.O_CLOEXEC, 0)
 		if err != nil {
 			fmt.Fprintf(os.Stderr, "srt: init stage: /dev/null: %v\n", err)
 			return 125

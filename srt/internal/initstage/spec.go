@@ -69,7 +69,7 @@ type Spec struct {
 	// place (or failed, which srt reports).
 	WaitNetwork bool
 	// DevNullFD, when positive, is a descriptor number the command gets
-	// /dev/null on (the slot of srt's --control-fd).
+	// /dev/null on, read-only (the slot of srt's --control-fd).
 	DevNullFD int
 	// CheckMounts makes the init stage refuse to start the command when a
 	// writable mount of one of the host's filesystems (HostDevs, as
