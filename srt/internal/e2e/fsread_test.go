@@ -95,3 +95,20 @@ func TestHardLinkedDeniedFileWarns(t *testing.T) {
 		expect(t, w.sh(s, "cat secret.txt"), 1, "Permission denied", "which has 2 hard links: the denied path cannot be read, but the file's other names can")
 	})
 }
+
+// TestBracketedDirectoryInAPattern (issue 14, item 18, from the reference's
+// own tests): in "vault/[v1.2]/*" the reference reads "[v1.2]" both as a
+// set of characters and as the directory of that name, so the allow
+// re-opens vault/[v1.2]/secret under a deny of vault; srt re-opened
+// nothing there. The set reading stays (vault/v/x), and what neither
+// reading matches stays hidden (the control).
+func TestBracketedDirectoryInAPattern(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		w.write("home/proj/vault/[v1.2]/secret", "NAMED")
+		w.write("home/proj/vault/v/x", "BYSET")
+		w.write("home/proj/vault/w/y", "HIDDEN")
+		s := fsSettings(`{"denyRead":["vault"],"allowRead":["vault/[v1.2]/*"],"allowWrite":[],"denyWrite":[]}`)
+		expect(t, w.sh(s, "cat 'vault/[v1.2]/secret' vault/v/x"), 0, "NAMED", "BYSET")
+		expect(t, w.sh(s, "cat vault/w/y"), 1, "No such file or directory", "!HIDDEN")
+	})
+}

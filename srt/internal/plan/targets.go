@@ -81,6 +81,7 @@ func (b *builder) targets(s spelled, r role) ([]target, error) {
 		return out, nil
 	}
 	add(s.abs) // a pattern is also the path of that name where it exists
+	addWhole := func(d string) { out = append(out, target{path: d, isDir: true, whole: true}) }
 	pat, err := glob.CompileWithLiteralPrefix(s.base, s.rest)
 	if err != nil {
 		return nil, fmt.Errorf("%s %q: %w", s.field, s.entry, err)
@@ -89,18 +90,41 @@ func (b *builder) targets(s spelled, r role) ([]target, error) {
 		b.warn("%s %q starts with a wildcard, so srt cannot expand it and it has no effect; root it in a directory (for example \"~/**/*.pem\")", s.field, s.entry)
 		return out, nil
 	}
+	if err := b.expandPattern(s, pat, r, add, addWhole); err != nil {
+		return nil, err
+	}
+	// The readings where its pattern characters name directories on disk
+	// (readings.go).
+	for _, rd := range b.literalReadings(s, deny) {
+		pat, err := glob.CompileWithLiteralPrefix(rd.anchor, rd.rest)
+		if err != nil {
+			return nil, fmt.Errorf("%s %q: %w", s.field, s.entry, err)
+		}
+		if err := b.expandPattern(s, pat, r, add, addWhole); err != nil {
+			return nil, err
+		}
+	}
+	return dedupe(out), nil
+}
+
+// expandPattern adds what the pattern pat of the entry s names, for role
+// r, through add (targets): its matches, and for a deny the directories it
+// denies whole (addWhole).
+func (b *builder) expandPattern(s spelled, pat *glob.Pattern, r role, add func(string) bool, addWhole func(string)) error {
+	deny := r != roleAllow
 	var exp glob.Expansion
 	var whole []string
+	var err error
 	if deny {
 		if exp, whole, err = b.expandDeny(s, pat, r); err != nil {
-			return nil, err
+			return err
 		}
 	} else if exp, err = glob.Expand(b.in.FS, pat, glob.ExpandOptions{MaxEntries: b.limits.Entries, Skip: b.skip(r)}); err != nil {
 		b.warn("%s %q: %v; the entry re-allows nothing", s.field, s.entry, err)
-		return out, nil
+		return nil
 	}
 	for _, d := range whole {
-		out = append(out, target{path: d, isDir: true, whole: true})
+		addWhole(d)
 	}
 	for _, m := range exp.Matches {
 		if !deny && b.isLink(m) {
@@ -117,7 +141,7 @@ func (b *builder) targets(s spelled, r role) ([]target, error) {
 			b.warn("%s %q: not following the symlink %s -> %s while expanding: it leads to / or above itself, and following it would walk that whole tree again", s.field, s.entry, l, to)
 		}
 	}
-	return dedupe(out), nil
+	return nil
 }
 
 // dedupe keeps the first target of each path; a path denied whole stays
