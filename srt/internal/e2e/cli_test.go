@@ -133,3 +133,22 @@ func TestDebugLineFormat(t *testing.T) {
 		}
 	})
 }
+
+// TestDebugMasksProxyPassword (issue 14, item 18): srt -d printed the
+// run's proxy password in the plan's environment lines. The command shows
+// it (the control: it has one); srt's debug output, the network proxy's
+// decision lines included, must not.
+func TestDebugMasksProxyPassword(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		s := w.settings(netSettings([]string{"x.test"}, nil, ""))
+		r := w.srt("-d", "-s", s, "-c", `echo "$CLOUDSDK_PROXY_PASSWORD"; curl -s -o /dev/null http://x.test/`)
+		pw := strings.TrimSpace(r.stdout)
+		if len(pw) < 16 {
+			t.Fatalf("control: the command has no proxy password: %s", r)
+		}
+		expect(t, r, 0, "setenv CLOUDSDK_PROXY_PASSWORD=***\n", ":***@localhost:3128\n", "srt: debug: decision")
+		if strings.Contains(r.stderr, pw) {
+			t.Errorf("the debug output shows the proxy password %s:\n%s", pw, r.stderr)
+		}
+	})
+}

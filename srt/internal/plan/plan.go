@@ -231,4 +231,7 @@ type Plan struct {
 	Command []string
 	// rootWhy names the rule that makes "/" writable, for Writable.
 	rootWhy string
+	// secret is the per-run proxy password the environment carries, which
+	// String masks: the plan is printed in debug output.
+	secret string
 }

@@ -36,6 +36,9 @@ func (b *builder) proxyEnv(set func(k, v string)) {
 	// srt's credentials go only to srt's own proxy: an external one would
 	// be handed a secret that is not its own.
 	httpAuth, socksAuth := p.Token != "" && !p.HTTPExternal, p.Token != "" && !p.SOCKSExternal
+	if httpAuth || socksAuth {
+		b.p.secret = p.Token
+	}
 	userinfo := func(auth bool) string {
 		if !auth {
 			return ""

@@ -6,7 +6,9 @@ import (
 )
 
 // String renders the plan one operation per line, for debug output and
-// golden tests.
+// golden tests. The proxy password in the environment shows as "***": it
+// is the one secret of the plan, and debug output goes where anyone may
+// read it (a CI log, a bug report).
 func (p *Plan) String() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "root %s\n", p.Root)
@@ -52,7 +54,7 @@ func (p *Plan) String() string {
 		if e.Unset {
 			fmt.Fprintf(&sb, "unsetenv %s\n", e.Name)
 		} else {
-			fmt.Fprintf(&sb, "setenv %s=%s\n", e.Name, e.Value)
+			fmt.Fprintf(&sb, "setenv %s=%s\n", e.Name, p.mask(e.Value))
 		}
 	}
 	if p.ProcBind {
@@ -80,4 +82,12 @@ func landlockString(p *Plan) string {
 		v += ",required"
 	}
 	return v
+}
+
+// mask hides the proxy password in v.
+func (p *Plan) mask(v string) string {
+	if p.secret == "" {
+		return v
+	}
+	return strings.ReplaceAll(v, p.secret, "***")
 }
