@@ -8,11 +8,13 @@ import (
 	"testing"
 )
 
-// The 11 variables of §5.2.
+// The 11 variables of §5.2, then those of package managers that read a
+// CA file of their own configuration first (issue 14, item 16).
 var trustVars = []string{
 	"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "PIP_CERT",
 	"GIT_SSL_CAINFO", "AWS_CA_BUNDLE", "CARGO_HTTP_CAINFO", "DENO_CERT",
 	"CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", "NIX_SSL_CERT_FILE",
+	"npm_config_cafile", "YARN_HTTPS_CA_FILE_PATH", "BUNDLE_SSL_CA_CERT", "HEX_CACERTS_PATH", "CONDA_SSL_VERIFY",
 }
 
 // TestTLSTerminateClients: with tlsTerminate and the upstream's CA in

@@ -97,13 +97,30 @@ type Network struct {
 const TrustBundlePath = "/dev/srt/trust-bundle.crt"
 
 // TrustVars are the variables that point the sandbox's clients at the
-// trust bundle (§5.2): Node, OpenSSL (curl, Python's ssl, git, Ruby, …),
-// curl, requests, pip, git, the AWS SDKs, cargo, Deno, gcloud, Nix.
-// SSL_CERT_DIR is left alone, as the reference does.
+// trust bundle: the reference's eleven (§5.2), then those of the package
+// managers that read a CA file of their own configuration before the
+// variables above, which each of these overrides. SSL_CERT_DIR is left
+// alone, as the reference does. docs/tls-termination.md lists them.
 var TrustVars = []string{
-	"NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "CURL_CA_BUNDLE", "REQUESTS_CA_BUNDLE", "PIP_CERT",
-	"GIT_SSL_CAINFO", "AWS_CA_BUNDLE", "CARGO_HTTP_CAINFO", "DENO_CERT",
-	"CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", "NIX_SSL_CERT_FILE",
+	"NODE_EXTRA_CA_CERTS",                // Node (added to its roots)
+	"SSL_CERT_FILE",                      // OpenSSL (Python's ssl, git, Ruby, PHP, .NET, …), Go, uv, rustls-native-certs
+	"CURL_CA_BUNDLE",                     // curl
+	"REQUESTS_CA_BUNDLE",                 // Python requests (poetry, conda, …)
+	"PIP_CERT",                           // pip, over pip.conf's cert
+	"GIT_SSL_CAINFO",                     // git, over http.sslCAInfo
+	"AWS_CA_BUNDLE",                      // the AWS CLI and SDKs
+	"CARGO_HTTP_CAINFO",                  // cargo, over http.cainfo
+	"DENO_CERT",                          // Deno
+	"CLOUDSDK_CORE_CUSTOM_CA_CERTS_FILE", // gcloud
+	"NIX_SSL_CERT_FILE",                  // Nix
+	// npm, pnpm and yarn 1: with a cafile in .npmrc (common in
+	// companies) npm ignores NODE_EXTRA_CA_CERTS and refuses every
+	// minted certificate; the variable wins over the file (issue 14).
+	"npm_config_cafile",
+	"YARN_HTTPS_CA_FILE_PATH", // yarn 2 and later (httpsCaFilePath)
+	"BUNDLE_SSL_CA_CERT",      // Ruby's bundler (ssl_ca_cert)
+	"HEX_CACERTS_PATH",        // Elixir's hex
+	"CONDA_SSL_VERIFY",        // conda (ssl_verify, a CA file or a boolean)
 }
 
 // PrivateTmp is the sandbox's TMPDIR: a directory of the in-memory /dev
