@@ -322,3 +322,333 @@ func TestEscapeCaptureFindingLookupSideChannel(t *testing.T) {
 		}
 	})
 }
+
+// connectProbe is Python for the sandbox: for each argument
+// "LABEL=HOST,PORT" it connects (by address family of HOST; a name is
+// looked up first, as a client does), sends a request line and prints
+// "LABEL got FIRST-LINE", "LABEL closed" or "LABEL errno N".
+const connectProbe = `import socket, sys
+for arg in sys.argv[1:]:
+    label, _, target = arg.partition("=")
+    host, port = target.rsplit(",", 1)
+    try:
+        fam, _, _, _, addr = socket.getaddrinfo(host, int(port), 0, socket.SOCK_STREAM)[0]
+        if host.startswith("fe80::"): addr = (addr[0], addr[1], 0, 1)
+        s = socket.socket(fam, socket.SOCK_STREAM); s.settimeout(5)
+        s.connect(addr)
+        s.sendall(b"GET /" + label.encode() + b" HTTP/1.0\r\nHost: probe\r\n\r\n")
+        data = s.recv(200)
+        print(label, "got", data.split(b"\r\n")[0].decode()) if data else print(label, "closed")
+    except socket.gaierror as e:
+        print(label, "gaierror", e.errno)
+    except OSError as e:
+        print(label, "errno", e.errno)
+`
+
+// hitCounter is a loopback TCP service that counts the connections it
+// accepts and answers each with a line naming itself.
+type hitCounter struct {
+	mu   sync.Mutex
+	hits []string
+	port int
+}
+
+func startHitCounter(t *testing.T, name string, addrs ...string) *hitCounter {
+	t.Helper()
+	h := &hitCounter{}
+	for i, a := range addrs {
+		ln, err := net.Listen("tcp", net.JoinHostPort(a, itoa(h.port)))
+		if err != nil {
+			if i == 0 {
+				t.Fatal(err)
+			}
+			t.Logf("no %s listener: %v", a, err)
+			continue
+		}
+		h.port = ln.Addr().(*net.TCPAddr).Port
+		t.Cleanup(func() { ln.Close() })
+		go func() {
+			for {
+				c, err := ln.Accept()
+				if err != nil {
+					return
+				}
+				buf := make([]byte, 200)
+				c.SetReadDeadline(time.Now().Add(2 * time.Second))
+				n, _ := c.Read(buf)
+				h.mu.Lock()
+				h.hits = append(h.hits, c.LocalAddr().String()+" "+strings.SplitN(string(buf[:n]), "\r\n", 2)[0])
+				h.mu.Unlock()
+				c.Write([]byte("HTTP/1.0 200 " + name + "\r\n\r\n"))
+				c.Close()
+			}
+		}()
+	}
+	return h
+}
+
+func (h *hitCounter) seen() []string {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return append([]string(nil), h.hits...)
+}
+
+func (h *hitCounter) reset() {
+	h.mu.Lock()
+	h.hits = nil
+	h.mu.Unlock()
+}
+
+// probeArgs renders connectProbe's arguments: each address at port.
+func probeArgs(port int, addrs ...string) string {
+	var b strings.Builder
+	for _, a := range addrs {
+		fmt.Fprintf(&b, " '%s=%s,%d'", a, a, port)
+	}
+	return b.String()
+}
+
+// loopbackForms are ways to spell the host's loopback, the namespace's own
+// addresses, the fake ranges and what no route leads to, from inside.
+var loopbackForms = []string{
+	"127.0.0.1", "127.0.0.2", "127.255.255.254", "0.0.0.0", "0", "2130706433",
+	"198.18.0.1", "198.18.0.2", "198.18.128.1", "198.18.255.255", "198.19.255.255",
+	"224.0.0.1", "255.255.255.255",
+	"::1", "::", "::ffff:127.0.0.1", "::ffff:127.0.0.2", "::127.0.0.1", "::ffff:0:127.0.0.1",
+	"64:ff9b::7f00:1", "2002:7f00:1::1", "fd00:5253::1", "fd00:5253:0:1::1", "fd00:5253:0:1:1::1",
+	"fe80::1", "ff02::1",
+	"localhost", "x.localhost", "ip6-localhost", "loop.test", "LOOP.TEST.",
+}
+
+// TestEscapeCaptureLoopbackForms: a host loopback service whose port no
+// allowedDomains entry names is reached by no spelling of an address or
+// name: other 127.x addresses, the unspecified address, IPv4-mapped,
+// IPv4-compatible, NAT64 and 6to4 forms, the namespace's own 198.18.0.1
+// and fd00:5253::1, the fake ranges (taken or not), link-local,
+// multicast, broadcast, "localhost" names, and an allowed name that
+// resolves to loopback on the host (the resolved-address check). The
+// host's service counts what reaches it: nothing.
+//
+// Controls: the listed port is reached through 127.0.0.1, 0.0.0.0 and
+// ::ffff:127.0.0.1, and with the secret port listed the same probe
+// reaches the secret service.
+func TestEscapeCaptureLoopbackForms(t *testing.T) {
+	secret := startHitCounter(t, "secret", "127.0.0.1", "::1")
+	open := startHitCounter(t, "open", "127.0.0.1")
+	hosts := "127.0.0.1 localhost\n::1 ip6-localhost\n127.0.0.1 loop.test\n"
+	cfg := func(allowed ...string) string {
+		return `{"network":{"allowedDomains":["` + strings.Join(allowed, `","`) + `"],"deniedDomains":[]},"filesystem":{"denyRead":["/etc/hosts"],"allowWrite":["."],"denyWrite":[]}}`
+	}
+	forEach(t, func(t *testing.T, w *workspace) {
+		w.write("home/proj/connect.py", connectProbe)
+		secret.reset()
+		files := map[string]string{"/etc/hosts": hosts}
+		s := w.settings(cfg("127.0.0.1:"+itoa(open.port), "loop.test"))
+		r := w.runEtc(files, filepath.Join(bin, "srt"), "-s", s, "--show-violations", "-c",
+			"python3 connect.py"+probeArgs(secret.port, loopbackForms...)+probeArgs(open.port, "127.0.0.1", "0.0.0.0", "::ffff:127.0.0.1"))
+		t.Logf("%s", r)
+		if hits := secret.seen(); len(hits) > 0 {
+			t.Fatalf("the unlisted host service was reached: %q", hits)
+		}
+		expect(t, r, 0, "!secret",
+			// Decided and refused, with a violation.
+			"198.18.0.1 errno 104", "fd00:5253::1 errno 104", "::127.0.0.1 errno 104", "64:ff9b::7f00:1 errno 104",
+			"deny network-outbound 198.18.0.1:"+itoa(secret.port)+" (host is not on the allow list)",
+			// The fake ranges: an address that stands for no name is
+			// refused without asking.
+			"198.18.128.1 errno 104", "fd00:5253:0:1:1::1 errno 104", "!deny network-outbound 198.18.128.1",
+			// An allowed name resolving to loopback on the host.
+			"loop.test errno 104", "LOOP.TEST. errno 104", "loop.test:"+itoa(secret.port)+" (resolved to a loopback address",
+			// The sandbox's own loopback: nothing listens there.
+			"127.0.0.2 errno 111", "::1 errno 111", "localhost errno 111", "x.localhost errno 111",
+			// Controls: the listed port.
+			"127.0.0.1 got HTTP/1.0 200 open", "0.0.0.0 got HTTP/1.0 200 open", "::ffff:127.0.0.1 got HTTP/1.0 200 open")
+		// Control: listed, the secret port is reached (the counter works).
+		s = w.settings(cfg("127.0.0.1:"+itoa(secret.port), "[::1]:"+itoa(secret.port)))
+		r = w.runEtc(files, filepath.Join(bin, "srt"), "-s", s, "-c", "python3 connect.py"+probeArgs(secret.port, "127.0.0.1", "::1"))
+		expect(t, r, 0, "127.0.0.1 got HTTP/1.0 200 secret")
+		if len(secret.seen()) == 0 {
+			t.Fatalf("control: the listed secret port was not reached\n%s", r)
+		}
+	})
+}
+
+// bindProbe is Python for the sandbox: for each argument
+// "LABEL=PROTO,HOST,PORT,OPTS" (PROTO tcp or udp; OPTS a string of
+// r = SO_REUSEADDR, p = SO_REUSEPORT, d = dual-stack IPv6) it binds (and
+// listens, for TCP), prints "LABEL bound" or "LABEL errno N", and keeps
+// what it bound; then it connects to every address of the arguments after
+// "--" (connectProbe's form) and prints what answered, so that a listener
+// that took srt's place would show.
+const bindProbe = `import socket, sys
+held = []
+args = sys.argv[1:]
+cut = args.index("--") if "--" in args else len(args)
+for arg in args[:cut]:
+    label, _, spec = arg.partition("=")
+    proto, host, port, opts = spec.split(",")
+    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+    s = socket.socket(fam, socket.SOCK_STREAM if proto == "tcp" else socket.SOCK_DGRAM)
+    if "r" in opts: s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    if "p" in opts: s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEPORT, 1)
+    if fam == socket.AF_INET6: s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 0 if "d" in opts else 1)
+    try:
+        s.bind((host, int(port)))
+        if proto == "tcp": s.listen(64)
+        s.setblocking(False)
+        held.append((label, proto, s)); print(label, "bound")
+    except OSError as e:
+        print(label, "errno", e.errno)
+for arg in args[cut + 1:]:
+    label, _, target = arg.partition("=")
+    host, port = target.rsplit(",", 1)
+    fam = socket.AF_INET6 if ":" in host else socket.AF_INET
+    c = socket.socket(fam, socket.SOCK_STREAM); c.settimeout(5)
+    try:
+        c.connect((host, int(port))); c.sendall(b"GET /" + label.encode() + b" HTTP/1.0\r\n\r\n")
+        d = c.recv(200); print(label, "got", d.split(b"\r\n")[0].decode() if d else "eof")
+    except OSError as e:
+        print(label, "errno", e.errno)
+for label, proto, s in held:
+    try:
+        if proto == "tcp": s.accept(); print(label, "STOLE a connection")
+    except OSError: pass
+`
+
+// TestEscapeCaptureStealPorts: nothing inside can take the sockets srt
+// made in the namespace (the capture listeners on 0.0.0.0:3129 and
+// [::]:3129, the proxies on 127.0.0.1 and ::1, the name server on
+// 127.0.0.53:53), with SO_REUSEADDR, SO_REUSEPORT, a more specific
+// address (127.0.0.1:3129, the namespace's own 198.18.0.1), or an IPv6
+// dual-stack wildcard; and a connection made straight to a capture
+// listener (any of its addresses) is reset, nobody asked. Captured
+// connections still reach the host afterwards.
+//
+// Control: the same binds succeed on a free port, and the listed loopback
+// port reaches the host's service.
+func TestEscapeCaptureStealPorts(t *testing.T) {
+	up := startHitCounter(t, "host-service", "127.0.0.1")
+	forEach(t, func(t *testing.T, w *workspace) {
+		w.write("home/proj/bind.py", bindProbe)
+		binds := []string{
+			"cap-any=tcp,0.0.0.0,3129,rp", "cap-lo=tcp,127.0.0.1,3129,rp", "cap-own=tcp,198.18.0.1,3129,rp",
+			"cap6-any=tcp,::,3129,rpd", "cap6-lo=tcp,::1,3129,rp", "cap6-own=tcp,fd00:5253::1,3129,rp",
+			"http=tcp,127.0.0.1,3128,rp", "http-any=tcp,0.0.0.0,3128,rp", "http6=tcp,::1,3128,rp", "socks=tcp,127.0.0.1,1080,rp",
+			"dns-tcp=tcp,127.0.0.53,53,rp", "dns-udp=udp,127.0.0.53,53,rp", "dns-udp-any=udp,0.0.0.0,53,rp",
+			"entry-port=tcp,127.0.0.1," + itoa(up.port) + ",rp",
+			// Controls: a free port.
+			"free=tcp,127.0.0.1,3130,rp", "free6=tcp,::,3130,rpd", "free-udp=udp,127.0.0.53,5353,rp",
+		}
+		direct := []string{"direct-lo=127.0.0.1,3129", "direct-lo2=127.0.0.2,3129", "direct-dns-addr=127.0.0.53,3129", "direct-v6=::1,3129",
+			"direct-own=198.18.0.1,3129", "listed=127.0.0.1," + itoa(up.port)}
+		r := w.sh(netSettings([]string{"127.0.0.1:" + itoa(up.port)}, nil, ""), "cd "+w.dir+" && python3 bind.py '"+strings.Join(binds, "' '")+"' -- '"+strings.Join(direct, "' '")+"'")
+		t.Logf("%s", r)
+		expect(t, r, 0, "!STOLE",
+			"cap-any errno 98", "cap-lo errno 98", "cap-own errno 98", "cap6-any errno 98", "cap6-lo errno 98", "cap6-own errno 98",
+			"http errno 98", "http-any errno 98", "http6 errno 98", "socks errno 98",
+			"dns-tcp errno 13", "dns-udp errno 13", "dns-udp-any errno 13",
+			// The sandbox may listen on a listed port: its own clients'
+			// connections to it still go to the host.
+			"entry-port bound",
+			"free bound", "free6 bound", "free-udp bound",
+			"direct-lo errno 104", "direct-lo2 errno 104", "direct-dns-addr errno 104", "direct-v6 errno 104",
+			"direct-own errno 104", "listed got HTTP/1.0 200 host-service")
+		if !strings.Contains(strings.Join(up.seen(), "\n"), "GET /listed") {
+			t.Fatalf("control: the host service did not see the listed connection: %q", up.seen())
+		}
+	})
+}
+
+// nsProbe is Python for the sandbox: what the command could use to change
+// its network namespace or leave it. It prints one line per attempt,
+// "NAME ok" or "NAME errno N".
+const nsProbe = `import ctypes, os, socket
+libc = ctypes.CDLL(None, use_errno=True)
+def attempt(name, f):
+    try:
+        r = f(); print(name, "ok", r if r is not None else "")
+    except OSError as e:
+        print(name, "errno", e.errno)
+def write(path, value):
+    with open(path, "w") as f: f.write(value)
+for p, v in (("ipv4/ip_unprivileged_port_start", "0"), ("ipv4/ping_group_range", "0 2147483647"),
+             ("ipv4/conf/all/route_localnet", "1"), ("ipv4/ip_forward", "1"), ("ipv6/conf/all/disable_ipv6", "1")):
+    attempt("read " + p, lambda: open("/proc/sys/net/" + p).read().strip())
+    attempt("write " + p, lambda: write("/proc/sys/net/" + p, v))
+# The namespaces srt's helper made: the command's descriptors, the init
+# stage's (which holds them), its ns files.
+def link(f):
+    try: return os.readlink("/proc/self/fd/" + f)
+    except OSError: return "gone"
+print("own fds", sorted(link(f) for f in os.listdir("/proc/self/fd")))
+for fd in range(3, 16):
+    attempt("open /proc/1/fd/%d" % fd, lambda: os.close(os.open("/proc/1/fd/%d" % fd, os.O_RDONLY)))
+attempt("open /proc/1/ns/net", lambda: os.close(os.open("/proc/1/ns/net", os.O_RDONLY)))
+attempt("open /proc/1/ns/user", lambda: os.close(os.open("/proc/1/ns/user", os.O_RDONLY)))
+def getfd(fd):
+    pid = os.pidfd_open(1)
+    r = libc.syscall(438, pid, fd, 0)
+    if r < 0: raise OSError(ctypes.get_errno(), "pidfd_getfd")
+    return os.readlink("/proc/self/fd/%d" % r)
+for fd in range(3, 12):
+    attempt("pidfd_getfd 1 %d" % fd, lambda: getfd(fd))
+# Sockets past TCP and UDP.
+for name, args in (("raw", (socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP)),
+                   ("raw6", (socket.AF_INET6, socket.SOCK_RAW, socket.IPPROTO_ICMPV6)),
+                   ("packet", (socket.AF_PACKET, socket.SOCK_RAW, 0)),
+                   ("ping", (socket.AF_INET, socket.SOCK_DGRAM, socket.IPPROTO_ICMP)),
+                   ("ping6", (socket.AF_INET6, socket.SOCK_DGRAM, socket.IPPROTO_ICMPV6)),
+                   ("netlink-netfilter", (socket.AF_NETLINK, socket.SOCK_RAW, 12))):
+    attempt("socket " + name, lambda: socket.socket(*args).close())
+`
+
+// TestEscapeCaptureNamespace: the command cannot change the network
+// namespace srt made, nor reach its descriptors. Sysctls under
+// /proc/sys/net are read-only; the helper's namespace descriptors are not
+// among the command's, and the init stage's (which holds them) can be
+// neither opened through /proc/1/fd nor taken with pidfd_getfd; raw,
+// packet and ping sockets are refused; ip, iptables and nft are refused.
+// Under allowNestedUserNamespaces a user namespace of the command's own
+// holds every capability, but over its own namespaces only: srt's network
+// namespace belongs to an ancestor.
+//
+// Controls: the sysctls read; the same ip commands work in a network
+// namespace the command makes itself (allowNestedUserNamespaces); and
+// afterwards the rules still hold (a listed port reaches the host's
+// service, an unlisted address is reset).
+func TestEscapeCaptureNamespace(t *testing.T) {
+	up := startHitCounter(t, "host-service", "127.0.0.1")
+	changes := `ip link add d0 type dummy 2>&1; ip link set lo down 2>&1; ip addr del 198.18.0.1/32 dev lo 2>&1; ip route add 10.0.0.0/8 dev lo 2>&1; ip -6 route del default 2>&1; ` +
+		`nft flush ruleset 2>&1; echo "nft=$?"; printf '*filter\nCOMMIT\n' | iptables-restore 2>&1; echo "iptables=$?"`
+	after := `; python3 connect.py` + probeArgs(up.port, "127.0.0.1") + probeArgs(80, "198.18.0.9")
+	forEach(t, func(t *testing.T, w *workspace) {
+		w.write("home/proj/ns.py", nsProbe)
+		w.write("home/proj/connect.py", connectProbe)
+		s := netSettings([]string{"127.0.0.1:" + itoa(up.port)}, nil, "")
+		s = strings.Replace(s, `"allowWrite":[]`, `"allowWrite":["."]`, 1)
+		r := w.sh(s, "python3 ns.py; "+changes+after)
+		t.Logf("%s", r)
+		expect(t, r, 0,
+			"read ipv4/ip_unprivileged_port_start ok 1024", "write ipv4/ip_unprivileged_port_start errno 30",
+			"write ipv4/ping_group_range errno 30", "write ipv4/conf/all/route_localnet errno 30", "write ipv4/ip_forward errno 30",
+			"!net:[", "!user:[", "open /proc/1/fd/3 errno 13", "open /proc/1/fd/9 errno 13", "open /proc/1/ns/net errno 13",
+			"pidfd_getfd 1 3 errno 1", "pidfd_getfd 1 9 errno 1",
+			"socket raw errno 1", "socket raw6 errno 1", "socket packet errno 1", "socket ping errno 13",
+			"RTNETLINK answers: Operation not permitted", "nft=1", "iptables=4",
+			"127.0.0.1 got HTTP/1.0 200 host-service", "198.18.0.9 errno 104")
+		for _, l := range strings.Split(r.stdout, "\n") {
+			if strings.Contains(l, " ok") && (strings.HasPrefix(l, "write") || strings.HasPrefix(l, "open /proc/1") || strings.HasPrefix(l, "pidfd_getfd") || strings.HasPrefix(l, "socket raw") || strings.HasPrefix(l, "socket packet")) {
+				t.Fatalf("succeeded: %s", l)
+			}
+		}
+		if w.r.uid == 0 {
+			return // allowNestedUserNamespaces is refused for root
+		}
+		n := withTop(s, `"allowNestedUserNamespaces":true`)
+		r = w.sh(n, `unshare -Ur sh -c '`+strings.ReplaceAll(changes, `'`, `'"'"'`)+`; echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start; echo "sysctl=$?"'`+
+			`; unshare -Urn sh -c 'ip link set lo up && ip route add 10.0.0.0/8 dev lo && echo 0 > /proc/sys/net/ipv4/ip_unprivileged_port_start && echo own-netns-changed'`+after)
+		t.Logf("nested: %s", r)
+		expect(t, r, 0, "RTNETLINK answers: Operation not permitted", "nft=1", "iptables=4", "sysctl=2", "ip_unprivileged_port_start: Permission denied",
+			"own-netns-changed", "127.0.0.1 got HTTP/1.0 200 host-service", "198.18.0.9 errno 104")
+	})
+}
