@@ -838,3 +838,76 @@ func TestCaptureFindingPublicResolverUDP(t *testing.T) {
 		}
 	})
 }
+
+// TestEscapeCaptureTLSServerName: under tlsTerminate a captured
+// connection to an IP address is decided by its ClientHello's server name
+// when it has one, and then goes to that name: a server name that is not
+// on the list is refused, even where the address itself is listed
+// ("127.0.0.1:port"), and so is one in excludeDomains (which only changes
+// how an allowed name is tunnelled). A captured connection to an allowed
+// name's fake address with another server name and Host reaches only the
+// allowed name's host (the fake address decides).
+//
+// Controls: the listed name's server name is reached through the same
+// listed address, and so is the address itself without a server name.
+func TestEscapeCaptureTLSServerName(t *testing.T) {
+	up := startTLSUpstream(t)
+	pt := itoa(up.port)
+	hosts := "127.0.0.1 localhost\n127.0.0.1 tls.test\n127.0.0.1 pinned.test\n127.0.0.1 evil.test\n"
+	forEach(t, func(t *testing.T, w *workspace) {
+		s := w.settings(`{"network":{"allowedDomains":["tls.test","127.0.0.1:` + pt + `"],"deniedDomains":[],` +
+			`"tlsTerminate":{"extraCaCertPaths":["` + up.caFile(w) + `"],"excludeDomains":["pinned.test"]}},` +
+			`"filesystem":{"denyRead":["/etc/hosts"],"allowWrite":["."],"denyWrite":[]}}`)
+		c := `curl -sS -m 10 --noproxy '*' `
+		script := resetFn +
+			c + `--resolve evil.test:` + pt + `:127.0.0.1 https://evil.test:` + pt + `/sni-evil; echo "sni-evil=$?"; ` +
+			c + `--resolve pinned.test:` + pt + `:127.0.0.1 https://pinned.test:` + pt + `/sni-pinned; echo "sni-pinned=$?"; ` +
+			c + `--connect-to evil.test:` + pt + `:tls.test:` + pt + ` https://evil.test:` + pt + `/fronted | head -1; echo "fronted=$(reset ${PIPESTATUS[0]})"; ` +
+			c + `--resolve tls.test:` + pt + `:127.0.0.1 https://tls.test:` + pt + `/sni-tls | head -1; ` +
+			c + `https://127.0.0.1:` + pt + `/no-sni | head -1`
+		r := w.runEtc(map[string]string{"/etc/hosts": hosts}, filepath.Join(bin, "srt"), "-s", s, "--show-violations", "-c", script)
+		t.Logf("%s", r)
+		expect(t, r, 0, "sni-evil=35", "sni-pinned=35", "curl: (35) Recv failure: Connection reset by peer",
+			// The fake address decides: the request goes to tls.test.
+			"upstream saw https GET /fronted host=evil.test:"+pt,
+			"deny network-outbound evil.test:"+pt, "deny network-outbound pinned.test:"+pt,
+			"!/sni-evil host", "!/sni-pinned host",
+			"upstream saw https GET /sni-tls host=tls.test:"+pt, "upstream saw https GET /no-sni host=127.0.0.1:"+pt)
+	})
+}
+
+// TestEscapeCapturePerCommandLists: a command's own list (the library's
+// RegisterCommandNetwork) applies to its captured connections only: its
+// loopback entry leads that port to the host in its namespace alone, and
+// a name it may reach is refused, with a violation, to another command of
+// the same Manager (the same srt-proxy and name server), which has no
+// way to claim the first one's attribution: the capture listener says
+// whose connection it is.
+//
+// Control: the command with the list reaches the host's service, and its
+// captured connection to the name is allowed by its list (then refused by
+// the resolved-address check, as its CONNECT is).
+func TestEscapeCapturePerCommandLists(t *testing.T) {
+	svc := startHitCounter(t, "own-service", "127.0.0.1")
+	p := itoa(svc.port)
+	id := "command-a-secret-id-0123456789"
+	hosts := "127.0.0.1 localhost\n127.0.0.1 own.test\n"
+	forEach(t, func(t *testing.T, w *workspace) {
+		w.write("home/proj/connect.py", connectProbe)
+		svc.reset()
+		s := w.settings(`{"network":{"allowedDomains":["unrelated.test"],"deniedDomains":[]},"filesystem":{"denyRead":["/etc/hosts"],"allowWrite":["."],"denyWrite":[]}}`)
+		probe := "python3 connect.py 'addr=127.0.0.1," + p + "' 'name=own.test," + p + "'"
+		r := w.runEtc(map[string]string{"/etc/hosts": hosts}, libhost(t), s, "-register", id+"=127.0.0.1:"+p+",own.test",
+			"a|"+id+"|"+probe, "b||"+probe)
+		t.Logf("%s", r)
+		// Command a's list allows own.test; the resolved-address check then
+		// refuses its loopback address, as for a CONNECT (a command's own
+		// IP literals exempt nothing there, unlike the settings' ones).
+		expect(t, r, 0, "[a] addr got HTTP/1.0 200 own-service",
+			"violation [a] deny network-outbound own.test:"+p+" (resolved to a loopback address)",
+			"[b] addr errno 111", "[b] name errno 104", "violation [b] deny network-outbound own.test:"+p+" (host is not on the allow list)")
+		if n := len(svc.seen()); n != 1 {
+			t.Fatalf("the host's service saw %d connections, want command a's 1: %q", n, svc.seen())
+		}
+	})
+}
