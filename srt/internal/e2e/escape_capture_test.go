@@ -122,7 +122,7 @@ func (w *workspace) runEtc(files map[string]string, program string, args ...stri
 // (any bytes in a label) can be asked, and many at once.
 const dnsClient = `import socket, struct
 def query(name, qid, qtype=1):
-    labels = name if isinstance(name, list) else name.split(".")
+    labels = name if isinstance(name, list) else name.rstrip(".").split(".")
     labels = [l if isinstance(l, bytes) else l.encode() for l in labels]
     return struct.pack(">HHHHHH", qid, 0x0100, 1, 0, 0, 0) + b"".join(bytes([len(l)]) + l for l in labels) + b"\0" + struct.pack(">HH", qtype, 1)
 s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.settimeout(2); s.connect(("127.0.0.53", 53))
@@ -908,6 +908,80 @@ func TestEscapeCapturePerCommandLists(t *testing.T) {
 			"[b] addr errno 111", "[b] name errno 104", "violation [b] deny network-outbound own.test:"+p+" (host is not on the allow list)")
 		if n := len(svc.seen()); n != 1 {
 			t.Fatalf("the host's service saw %d connections, want command a's 1: %q", n, svc.seen())
+		}
+	})
+}
+
+// nameTricks is Python for the sandbox: it asks the sandbox's name server
+// about names spelled to confuse a decision (letter case, a trailing dot,
+// a dot inside a label, NUL and non-ASCII bytes, over-long labels and
+// names, addresses in disguise, wildcards, ports) and connects to every
+// address it is given, at PORT, printing "LABEL rcode=N addr=A" and what
+// the connection met.
+const nameTricks = `import sys, socket; sys.path.insert(0, ".")
+from dnsclient import *
+port = int(sys.argv[1])
+names = {
+    "plain": "app.test", "upper-dot": "APP.TEST.", "dot-in-label": [b"app.test"], "nul": [b"app\0", b"test"],
+    "nul-suffix": [b"app", b"test\0.evil"], "utf8": "\u00e4pp.test", "punycode": "xn--pp-via.test",
+    "label64": "a" * 64 + ".test", "name256": ".".join(["a" * 63] * 4) + ".test", "star": "*.app.test",
+    "port": "app.test:80", "underscore": "app_test.test", "hex-ip": "0x7f.1", "dotted-ip": "127.0.0.1",
+    "short-ip": "127.1", "decimal-ip": "2130706433", "bracket": "[::1]", "percent": "app.test%lo",
+    "localhost": "LOCALHOST.", "sub-localhost": "evil.localhost", "space": "app test.test",
+}
+for label, name in names.items():
+    for qtype in (1, 28):
+        try:
+            rcode, addr = ask(name, qtype)
+        except SystemExit:
+            print(label, qtype, "no answer"); continue
+        line = "%s %d rcode=%d addr=%s" % (label, qtype, rcode, addr)
+        if addr and qtype == 1:
+            try:
+                c = socket.create_connection((addr, port), 5); c.sendall(b"GET /" + label.encode() + b" HTTP/1.0\r\n\r\n")
+                d = c.recv(100); line += " got " + (d.split(b"\r\n")[0].decode() if d else "eof")
+            except OSError as e:
+                line += " errno %d" % e.errno
+        print(line)
+`
+
+// TestEscapeCaptureNameTricks: what the sandbox's name server gives an
+// address to is a host name srt decides as spelled: letter case and a
+// trailing dot fold to the same name (and the same address); NUL,
+// non-ASCII, '*', ':', '%' and spaces in a name, over-long labels and
+// names, and names that spell an IPv4 address in any form get no address
+// (NXDOMAIN, or FORMERR for what the wire cannot carry back); a label
+// holding a dot is the dotted name (the same string is decided and
+// dialled). Every violation names a canonical host.
+//
+// Control: the allowed name, however spelled, is reached.
+func TestEscapeCaptureNameTricks(t *testing.T) {
+	up := startHitCounter(t, "app", "127.0.0.1")
+	p := itoa(up.port)
+	forEach(t, func(t *testing.T, w *workspace) {
+		w.write("home/proj/dnsclient.py", dnsClient)
+		w.write("home/proj/names.py", nameTricks)
+		s := w.settings(captureNameSettings([]string{"app.test", "127.0.0.1:" + p}, ""))
+		r := w.withHosts(captureHosts, "-s", s, "--show-violations", "-c", "python3 names.py "+p)
+		t.Logf("%s", r)
+		expect(t, r, 0,
+			"plain 1 rcode=0 addr=198.18.128.", "plain 1 rcode=0 addr=198.18.128.1 got HTTP/1.0 200 app",
+			"upper-dot 1 rcode=0 addr=198.18.128.1 got HTTP/1.0 200 app",
+			"nul 1 rcode=3 addr=None", "nul-suffix 1 rcode=3", "utf8 1 rcode=3", "star 1 rcode=3", "port 1 rcode=3",
+			"hex-ip 1 rcode=3", "dotted-ip 1 rcode=3", "short-ip 1 rcode=3", "decimal-ip 1 rcode=3", "bracket 1 rcode=3",
+			"percent 1 rcode=3", "space 1 rcode=3", "label64 1 rcode=1", "name256 1 rcode=1",
+			"localhost 1 rcode=0 addr=127.0.0.1", "sub-localhost 1 rcode=0 addr=127.0.0.1")
+		for _, l := range strings.Split(r.stderr, "\n") {
+			host, ok := strings.CutPrefix(l, "deny network-outbound ")
+			if !ok {
+				continue
+			}
+			host = host[:strings.LastIndex(host[:strings.Index(host, " (")], ":")]
+			for _, c := range host {
+				if !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '.' || c == '-' || c == '_') {
+					t.Fatalf("a violation names a host that is not canonical: %q", l)
+				}
+			}
 		}
 	})
 }
