@@ -826,29 +826,27 @@ func TestEscapeCaptureDNSNeverLeaves(t *testing.T) {
 	})
 }
 
-// TestCaptureFindingPublicResolverUDP: a program with a resolver of its
-// own (dig @8.8.8.8, a client with a hard-coded public server) should be
-// answered by the sandbox's name server: the rules DNAT every IPv4 UDP
-// datagram to port 53 to 127.0.0.53:53 (docs/architecture.md, "The network
-// namespace"). It is not: the query arrives, but the name server's reply
-// (from 127.0.0.53 to the namespace's 198.18.0.1, where the query came
-// from) is itself a UDP datagram to an address outside 127.0.0.0/8, which
-// the filter rule "OUTPUT -p udp ! -d 127.0.0.0/8 REJECT" rejects, so the
-// program waits out its timeout. (Tried in a namespace of its own: with
-// "-A OUTPUT -p udp -m conntrack --ctstate DNAT --ctdir REPLY -j ACCEPT"
-// before the REJECT the reply arrives, and other UDP is still refused.)
-// Not an escape (nothing leaves), a promise that does not hold.
+// TestCapturePublicResolverUDP: a program with a resolver of its own (dig
+// @8.8.8.8, a client with a hard-coded public server) is answered by the
+// sandbox's name server: the rules DNAT every IPv4 UDP datagram to port 53
+// to 127.0.0.53:53 (docs/architecture.md, "The network namespace"). The
+// review found it was not: the name server's reply (from 127.0.0.53 to
+// the namespace's 198.18.0.1, where the query came from) is itself a UDP
+// datagram to an address outside 127.0.0.0/8, which the filter rule
+// "OUTPUT -p udp ! -d 127.0.0.0/8 REJECT" rejected, so the program waited
+// out its timeout; an ACCEPT for the name server's answers now comes
+// first. Not an escape (nothing leaves), a promise that did not hold.
 //
 // Control: the same query to 127.0.0.1:53 (DNATed from a loopback source)
 // and to 127.0.0.53 itself are answered.
-func TestCaptureFindingPublicResolverUDP(t *testing.T) {
+func TestCapturePublicResolverUDP(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
 		r := w.sh(netSettings(nil, nil, ""), `for s in 127.0.0.53 127.0.0.1 8.8.8.8 198.18.0.1; do echo "$s: $(dig +short +time=2 +tries=1 @$s app.test A 2>/dev/null | head -1)"; done`)
 		t.Logf("%s", r)
 		expect(t, r, 0, "127.0.0.53: 198.18.128.", "127.0.0.1: 198.18.128.")
 		for _, s := range []string{"8.8.8.8", "198.18.0.1"} {
 			if !strings.Contains(r.stdout, s+": 198.18.128.") {
-				t.Errorf("FINDING: a query to %s:53 (UDP) is not answered by the sandbox's name server", s)
+				t.Errorf("a query to %s:53 (UDP) is not answered by the sandbox's name server", s)
 			}
 		}
 	})
