@@ -1062,8 +1062,9 @@ func TestEscapeCaptureControlFDRevoke(t *testing.T) {
 // the README's own example, "allowedDomains": ["127.0.0.1:8765"], is
 // broken again for curl and Python (NO_PROXY sends them straight to the
 // sandbox's own loopback), and the warning neither says so nor what to
-// do about a failing iptables-restore; and when both families fail, the
-// second error comes on a line of its own without "srt: warning:".
+// do about a failing iptables-restore. (When both families failed, the
+// second error came on a line of its own without "srt: warning:"; the
+// review joined them on one line.)
 //
 // Control: with iptables-restore in place, the same curl (proxy variables
 // and all) reaches the service, and a raw connection too.
@@ -1092,7 +1093,7 @@ func TestCaptureOffFindingWarnings(t *testing.T) {
 			expect(t, r, 0, "srt: warning:", "Network is unreachable", "!upstream saw GET")
 			for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
 				if !strings.HasPrefix(l, "srt: warning: ") && !strings.HasPrefix(l, "curl: ") {
-					t.Errorf("FINDING (%s): a line of srt's warning without its prefix: %q", c.name, l)
+					t.Errorf("%s: a line of srt's warning without its prefix: %q", c.name, l)
 				}
 			}
 			if !strings.Contains(r.stderr, "127.0.0.1:"+p) {
