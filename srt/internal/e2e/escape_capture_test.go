@@ -1102,3 +1102,28 @@ func TestCaptureOffFindingWarnings(t *testing.T) {
 		}
 	})
 }
+
+// TestEscapeCaptureFirstInstruction: the command's very first instruction
+// already finds the rules in place (the init stage waits for srt's word
+// that they are): a connection to a listed loopback port reaches the host
+// rather than the sandbox's own loopback (ECONNREFUSED), and a UDP
+// datagram out is refused at once rather than routed into nothing.
+// Several runs, as a race would show only sometimes.
+//
+// Control: the same first instruction to an unlisted port meets the
+// sandbox's own loopback.
+func TestEscapeCaptureFirstInstruction(t *testing.T) {
+	up := startUpstream(t)
+	p := itoa(up.port)
+	forEach(t, func(t *testing.T, w *workspace) {
+		s := w.settings(netSettings([]string{"127.0.0.1:" + p}, nil, ""))
+		for i := range 4 {
+			r := w.srt("-s", s, "-c", `exec 3<>/dev/tcp/127.0.0.1/`+p+` && printf 'GET /first HTTP/1.0\r\n\r\n' >&3 && head -1 <&3; `+
+				`echo x > /dev/udp/198.18.0.9/9; echo "udp=$?"; exec 4<>/dev/tcp/127.0.0.1/`+itoa(up.port+1)+`; echo "other=$?"`)
+			if i == 0 {
+				t.Logf("%s", r)
+			}
+			expect(t, r, 0, "HTTP/1.0 200 OK", "udp=1", "Operation not permitted", "other=1", "Connection refused")
+		}
+	})
+}
