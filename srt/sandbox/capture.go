@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"sync"
 
 	"golang.org/x/sys/unix"
@@ -191,6 +192,8 @@ func nsenterArgs(n *netns.Namespace, fd int) (args []string, files []*os.File) {
 func (c *Cmd) relayNetworkReady() {
 	why := <-c.ns.Rules()
 	if why != "" {
+		// One line: both families' failures come joined by a newline.
+		why = strings.ReplaceAll(why, "\n", "; ")
 		fmt.Fprintf(c.m.opts.Warnings, "srt: warning: programs that ignore the proxy settings get no network in the sandbox: the capture rules could not be installed: %s\n", why)
 	}
 	c.channel.Write([]byte{initstage.CtlNetworkReady})

@@ -210,29 +210,10 @@ func TestCaptureControlFD(t *testing.T) {
 	up := startUpstream(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		s := w.settings(captureNameSettings([]string{"127.0.0.1:" + itoa(up.port)}, ""))
-		rd, wr, err := os.Pipe()
-		if err != nil {
-			t.Fatal(err)
-		}
 		script := resetFn + `curl -sS --noproxy '*' http://app.test:` + itoa(up.port) + `/before; echo "first=$(reset $?)"; while [ ! -e go ]; do sleep 0.05; done; curl -sS --noproxy '*' http://app.test:` + itoa(up.port) + `/after | head -1`
-		cmd := w.hostsCommand(captureHosts, bin+"/srt", []string{"SRT_DEBUG=1"}, "-s", s, "--control-fd", "3", "-c", script)
-		cmd.ExtraFiles = []*os.File{rd}
-		out, errs := &syncBuffer{}, &syncBuffer{}
-		cmd.Stdout, cmd.Stderr = out, errs
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		rd.Close()
-		waitFor(t, func() bool { return strings.Contains(out.String(), "first=") }, "the first request:\n"+out.String())
-		wr.Write([]byte(captureNameSettings([]string{"app.test", "127.0.0.1:" + itoa(up.port)}, "") + "\n"))
-		// srt says so under -d once the decider has the lists.
-		waitFor(t, func() bool { return strings.Contains(errs.String(), "srt: debug: Config updated from control fd:") }, "the update to be applied")
-		w.write("home/proj/go", "")
-		waitExit(t, cmd, out)
-		wr.Close()
-		got := out.String()
+		got := w.runUpdated(captureNameSettings([]string{"app.test", "127.0.0.1:" + itoa(up.port)}, ""), "first=", "-s", s, "-c", script)
 		if !strings.Contains(got, "first=reset") || !strings.Contains(got, "upstream saw GET /after host=app.test") || strings.Contains(got, "/before") {
-			t.Fatalf("output:\n%s\nstderr:\n%.3000s", got, errs.String())
+			t.Fatalf("output:\n%s", got)
 		}
 	})
 }

@@ -5,9 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -20,27 +18,8 @@ import (
 // makes itself, or no sandbox at all), so that a pass cannot come from a
 // broken probe.
 
-var (
-	probeOnce sync.Once
-	probeErr  error
-)
-
 // probeBin builds the probe into bin (world-readable, like srt) once.
-func probeBin(t *testing.T) string {
-	t.Helper()
-	out := filepath.Join(bin, "probe")
-	probeOnce.Do(func() {
-		build := exec.Command("go", "build", "-o", out, "github.com/srt-sandbox/srt/internal/e2e/probe")
-		build.Env = append(os.Environ(), "CGO_ENABLED=0")
-		if msg, err := build.CombinedOutput(); err != nil {
-			probeErr = fmt.Errorf("building the probe: %v\n%s", err, msg)
-		}
-	})
-	if probeErr != nil {
-		t.Fatal(probeErr)
-	}
-	return out
-}
+func probeBin(t *testing.T) string { return helperBin(t, "probe") }
 
 // probeRun is a finished probe run: the process's result and the probe's
 // RESULT lines by step.

@@ -152,11 +152,39 @@ d=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); d.sendto(b"query", ("198.18.
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer dns.Close()
 	dns.SetReadDeadline(time.Now().Add(5 * time.Second))
 	buf := make([]byte, 64)
-	m, _, err := dns.ReadFrom(buf)
+	m, from, err := dns.ReadFrom(buf)
 	if err != nil || string(buf[:m]) != "query" {
 		t.Errorf("DNS socket: %q %v", buf[:m], err)
+	}
+	// And its answer goes back, from the address the query was sent to.
+	go func() {
+		if from == nil {
+			return
+		}
+		// The program below sends its query again until it is answered.
+		for i := 0; i < 50; i++ {
+			dns.SetReadDeadline(time.Now().Add(5 * time.Second))
+			n, from, err := dns.ReadFrom(buf)
+			if err != nil {
+				return
+			}
+			dns.WriteTo(append([]byte("answer to "), buf[:n]...), from)
+		}
+	}()
+	out = inside(t, n, nsenter, `
+import socket
+d=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); d.settimeout(1)
+for i in range(5):
+    d.sendto(b"again", ("198.18.200.1", 53))
+    try:
+        data, addr = d.recvfrom(64); print(data.decode(), addr[0]); break
+    except socket.timeout: pass
+else: print("no answer")`)
+	if out != "answer to again 198.18.200.1" {
+		t.Errorf("DNS answer: %q", out)
 	}
 }
 
@@ -205,7 +233,7 @@ func TestRuleset(t *testing.T) {
 	want4 := "*nat\n-A OUTPUT -d 127.0.0.1 -p tcp -m multiport --dports 8765,9000 -j REDIRECT --to-ports 3129\n" +
 		"-A OUTPUT -p udp --dport 53 -j DNAT --to-destination 127.0.0.53:53\n" +
 		"-A OUTPUT -p tcp ! -d 127.0.0.0/8 -j REDIRECT --to-ports 3129\nCOMMIT\n" +
-		"*filter\n-A OUTPUT -p udp ! -d 127.0.0.0/8 -j REJECT\nCOMMIT\n"
+		"*filter\n-A OUTPUT -p udp -s 127.0.0.53 --sport 53 -j ACCEPT\n-A OUTPUT -p udp ! -d 127.0.0.0/8 -j REJECT\nCOMMIT\n"
 	if got := ruleset(false, lo); got != want4 {
 		t.Errorf("IPv4:\n%s", got)
 	}

@@ -15,6 +15,7 @@ import (
 //	nat OUTPUT    -d <loopback entry> -p tcp --dport P   REDIRECT → CapturePort   (each entry)
 //	nat OUTPUT    -p udp --dport 53                      DNAT → 127.0.0.53:53      (IPv4)
 //	nat OUTPUT    -p tcp ! -d <loopback net>             REDIRECT → CapturePort
+//	filter OUTPUT -p udp -s 127.0.0.53 --sport 53        ACCEPT                    (IPv4: the name server's answers)
 //	filter OUTPUT -p udp ! -d <loopback net>             REJECT
 //
 // The sandbox's own loopback stays its own: servers and clients inside
@@ -68,7 +69,15 @@ func ruleset(v6 bool, loopback []netip.AddrPort) string {
 	if !v6 {
 		fmt.Fprintf(&b, "-A OUTPUT -p udp --dport 53 -j DNAT --to-destination %s\n", DNS)
 	}
-	fmt.Fprintf(&b, "-A OUTPUT -p tcp ! -d %s %s\nCOMMIT\n", loNet, capture)
-	fmt.Fprintf(&b, "*filter\n-A OUTPUT -p udp ! -d %s -j REJECT\nCOMMIT\n", loNet)
+	fmt.Fprintf(&b, "-A OUTPUT -p tcp ! -d %s %s\nCOMMIT\n*filter\n", loNet, capture)
+	if !v6 {
+		// The name server's answer to a query the DNAT rule led to it
+		// goes back to where the query came from (198.18.0.1), outside
+		// the loopback net: let it pass the REJECT below. Only srt-proxy
+		// holds that address and port (binding port 53 needs a
+		// capability nothing inside has).
+		fmt.Fprintf(&b, "-A OUTPUT -p udp -s %s --sport %d -j ACCEPT\n", DNS.Addr(), DNS.Port())
+	}
+	fmt.Fprintf(&b, "-A OUTPUT -p udp ! -d %s -j REJECT\nCOMMIT\n", loNet)
 	return b.String()
 }
