@@ -187,6 +187,20 @@ func nsenterArgs(n *netns.Namespace, fd int) (args []string, files []*os.File) {
 	return append(args, "--"), files
 }
 
+// loopbackNote is what capture being off means for the loopback entries
+// in force: a client that honours NO_PROXY (which lists loopback)
+// connects to the sandbox's own loopback, not the host's service.
+func loopbackNote(entries []netip.AddrPort) string {
+	if len(entries) == 0 {
+		return ""
+	}
+	var names []string
+	for _, e := range entries {
+		names = append(names, e.String())
+	}
+	return "; the allowedDomains entries " + strings.Join(names, ", ") + " reach the host's service only through the proxy variables, and NO_PROXY (which lists loopback) sends curl, Python and most clients straight to the sandbox's own loopback: run those clients with NO_PROXY= no_proxy= (empty) inside"
+}
+
 // relayNetworkReady tells the init stage to start the command once the
 // capture rules are in place, or, when they failed, once srt has said so.
 func (c *Cmd) relayNetworkReady() {
@@ -194,7 +208,7 @@ func (c *Cmd) relayNetworkReady() {
 	if why != "" {
 		// One line: both families' failures come joined by a newline.
 		why = strings.ReplaceAll(why, "\n", "; ")
-		fmt.Fprintf(c.m.opts.Warnings, "srt: warning: programs that ignore the proxy settings get no network in the sandbox: the capture rules could not be installed: %s\n", why)
+		fmt.Fprintf(c.m.opts.Warnings, "srt: warning: programs that ignore the proxy settings get no network in the sandbox: the capture rules could not be installed: %s (the kernel needs nf_tables with NAT: modules nft_nat, nft_redir, nft_reject; try `unshare -rn iptables-restore` with a rule of your own to see why)%s\n", why, loopbackNote(c.loopAddrs))
 	}
 	c.channel.Write([]byte{initstage.CtlNetworkReady})
 }

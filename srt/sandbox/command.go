@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -109,11 +110,12 @@ type Cmd struct {
 	ns *netns.Namespace
 	// user is the sandbox's attribution user for captured connections,
 	// loopback the names of its loopback destinations (loopbackEntries).
-	user     string
-	loopback map[string]string
-	m        *Manager
-	id       string // the sandbox's id for the proxy
-	life     runState
+	user      string
+	loopAddrs []netip.AddrPort
+	loopback  map[string]string
+	m         *Manager
+	id        string // the sandbox's id for the proxy
+	life      runState
 }
 
 // Command wraps a shell command string. The command runs with the
@@ -179,7 +181,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		return nil, err
 	}
 	c.ns, c.user = ns, userFor(key)
-	_, c.loopback = loopbackEntries(cfg.Network.AllowedDomains, own)
+	c.loopAddrs, c.loopback = loopbackEntries(cfg.Network.AllowedDomains, own)
 	// The state directory is made before the plan, which keeps it
 	// read-only: a command that may write $TMPDIR must not make it first.
 	stateDir, err := placeholders.StateDir()
@@ -225,7 +227,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		fmt.Fprintf(m.opts.Warnings, "srt: warning: %s\n", w)
 	}
 	if t := m.tools(); t.captureOff != "" && m.net.ext.ownProxy() {
-		fmt.Fprintf(m.opts.Warnings, "srt: warning: %s\n", t.captureOff)
+		fmt.Fprintf(m.opts.Warnings, "srt: warning: %s%s\n", t.captureOff, loopbackNote(c.loopAddrs))
 	}
 	if cfg.EnableWeakerNestedSandbox {
 		fmt.Fprintln(m.opts.Warnings, "srt: warning: enableWeakerNestedSandbox is on: the sandbox sees the host's /proc (every host process and its /proc files) and may create user namespaces; use it only where a fresh /proc cannot be mounted")

@@ -185,6 +185,7 @@ func serveHandoff(c *net.UnixConn, srv *proxy.Server, l *link.Link, relays *rela
 			}
 			delete(bySandbox, m.ID)
 			mu.Unlock()
+			roles.forget(m.ID)
 		case "sync":
 			if l != nil {
 				l.Sync(m.Q)

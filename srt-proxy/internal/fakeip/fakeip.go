@@ -2,7 +2,7 @@
 // (internal/dnsserver): every name the sandbox looks up gets an IPv4 and
 // an IPv6 address of a private range that stands for it, and a captured
 // connection to one of them (internal/capture) is decided as a connection
-// to the name. One table serves every sandbox of an srt-proxy.
+// to the name. srt-proxy keeps one table per sandbox.
 //
 // The table is bounded: it keeps Size names, and a name looked up when it
 // is full takes the place of the one used least recently (a lookup by
