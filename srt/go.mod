@@ -13,9 +13,20 @@ require (
 	github.com/urfave/cli/v2 v2.27.7
 	github.com/xrash/smetrics v0.0.0-20240521201337-686a1a2994c1 // indirect
 	golang.org/x/sys v0.50.0
-	golang.org/x/text v0.14.0 // indirect
+	golang.org/x/text v0.21.0 // indirect
 )
 
-require github.com/vishvananda/netns v0.0.5
+require (
+	github.com/google/nftables v0.3.0
+	github.com/vishvananda/netns v0.0.5
+)
+
+require (
+	github.com/google/go-cmp v0.6.0 // indirect
+	github.com/mdlayher/netlink v1.7.3-0.20250113171957-fbb4dce95f42 // indirect
+	github.com/mdlayher/socket v0.5.0 // indirect
+	golang.org/x/net v0.33.0 // indirect
+	golang.org/x/sync v0.10.0 // indirect
+)
 
 replace github.com/srt-sandbox/decider => ../decider

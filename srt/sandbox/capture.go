@@ -28,59 +28,35 @@ var proxyListen = []netip.AddrPort{
 	netip.MustParseAddrPort("127.0.0.1:1080"), netip.MustParseAddrPort("[::1]:1080"),
 }
 
-// netTools are the host programs of the sandbox's network namespace,
+// netTools is the host program of the sandbox's network namespace,
 // resolved and checked once (hostexec): nsenter, which runs bubblewrap in
-// the namespace, and iptables and ip6tables, which install the capture
-// rules. A missing iptables leaves capture off, with a warning on every
-// run (captureOff says why).
+// the namespace. The capture rules need no program: the namespace's
+// helper installs them over netlink.
 type netTools struct {
-	once                         sync.Once
-	nsenter, iptables, ip6tables string
-	err                          error
-	captureOff                   string
+	once    sync.Once
+	nsenter string
+	err     error
 }
 
-// The fixes a refused network program suggests.
-const (
-	fixNsenter  = "install util-linux's nsenter where only root can change it (/usr/bin/nsenter)"
-	fixIptables = "install the iptables package (scripts/install does) where only root can change it"
-)
+// fixNsenter is the fix a refused nsenter suggests.
+const fixNsenter = "install util-linux's nsenter where only root can change it (/usr/bin/nsenter)"
 
-// tools resolves the network programs on first use.
+// tools resolves the network program on first use.
 func (m *Manager) tools() *netTools {
 	t := &m.netTools
 	t.once.Do(func() {
-		uid := os.Getuid()
-		// The path as found, once checked: iptables is a multi-call
-		// program that needs its name in argv[0], and every link on the
-		// way was checked as the file was.
-		find := func(name, fix string) (string, error) {
-			p, err := lookSbin(name)
-			if err != nil {
-				return "", err
-			}
-			if _, err := hostexec.Resolve(name, p, fix, uid); err != nil {
-				return "", err
-			}
-			return p, nil
+		p, err := lookSbin("nsenter")
+		if err == nil {
+			_, err = hostexec.Resolve("nsenter", p, fixNsenter, os.Getuid())
 		}
-		if t.nsenter, t.err = find("nsenter", fixNsenter); t.err != nil {
-			if _, missing := t.err.(*exec.Error); missing {
-				t.err = hostexec.Missingf("the sandbox's network needs nsenter (util-linux), which is not installed; install it (apt-get install util-linux)")
-			}
-			return
-		}
-		var err error
-		if t.iptables, err = find("iptables-restore", fixIptables); err == nil {
-			t.ip6tables, err = find("ip6tables-restore", fixIptables)
+		if _, missing := err.(*exec.Error); missing {
+			err = hostexec.Missingf("the sandbox's network needs nsenter (util-linux), which is not installed; install it (apt-get install util-linux)")
 		}
 		if err != nil {
-			if _, missing := err.(*exec.Error); missing {
-				t.captureOff = "iptables is not installed, so programs that ignore the proxy settings get no network in the sandbox (install the iptables package; scripts/install does)"
-			} else {
-				t.captureOff = fmt.Sprintf("programs that ignore the proxy settings get no network in the sandbox: %v", err)
-			}
+			t.err = err
+			return
 		}
+		t.nsenter = p
 	})
 	return t
 }
@@ -101,7 +77,7 @@ func lookSbin(name string) (string, error) {
 }
 
 // startNetwork starts making the command's network namespace (netns):
-// the proxies' listeners, and, where iptables can, the capture of every
+// the proxies' listeners, and, where the kernel can, the capture of every
 // other TCP connection and the DNS resolver. lists are the allow lists in
 // force for the command (the settings' and its own), whose loopback
 // entries lead to the host.
@@ -113,8 +89,8 @@ func (m *Manager) startNetwork(cfg *settings.Config, lists ...[]string) (*netns.
 	spec := netns.Spec{Proxy: proxyListen}
 	// Without a decider of srt's own (every port relayed to an external
 	// proxy) there is nothing to decide a captured connection with.
-	if t.captureOff == "" && m.net.ext.ownProxy() {
-		spec.Capture, spec.IPTables, spec.IP6Tables = true, t.iptables, t.ip6tables
+	if m.net.ext.ownProxy() {
+		spec.Capture = true
 		spec.Loopback, _ = loopbackEntries(lists...)
 	}
 	n, err := netns.Start(m.initExe, spec)
@@ -206,9 +182,10 @@ func loopbackNote(entries []netip.AddrPort) string {
 func (c *Cmd) relayNetworkReady() {
 	why := <-c.ns.Rules()
 	if why != "" {
-		// One line: both families' failures come joined by a newline.
+		// One line, whatever the helper said (it says why, and what the
+		// kernel needs).
 		why = strings.ReplaceAll(why, "\n", "; ")
-		fmt.Fprintf(c.m.opts.Warnings, "srt: warning: programs that ignore the proxy settings get no network in the sandbox: the capture rules could not be installed: %s (the kernel needs nf_tables with NAT: modules nft_nat, nft_redir, nft_reject; try `unshare -rn iptables-restore` with a rule of your own to see why)%s\n", why, loopbackNote(c.loopAddrs))
+		fmt.Fprintf(c.m.opts.Warnings, "srt: warning: programs that ignore the proxy settings get no network in the sandbox: the capture rules could not be installed: %s%s\n", why, loopbackNote(c.loopAddrs))
 	}
 	c.channel.Write([]byte{initstage.CtlNetworkReady})
 }

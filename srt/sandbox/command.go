@@ -172,7 +172,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	}
 	m.net.remember(keyLabel(key), text)
 	// The network namespace is made while the plan is: its helper's
-	// start and iptables are the slow part.
+	// start is the slow part.
 	m.net.mu.Lock()
 	own := m.net.lists[o.id]
 	m.net.mu.Unlock()
@@ -225,9 +225,6 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	m.debugf("layers: %s", layersFor(cfg, m.kernel))
 	for _, w := range layerWarnings(cfg, m.kernel) {
 		fmt.Fprintf(m.opts.Warnings, "srt: warning: %s\n", w)
-	}
-	if t := m.tools(); t.captureOff != "" && m.net.ext.ownProxy() {
-		fmt.Fprintf(m.opts.Warnings, "srt: warning: %s%s\n", t.captureOff, loopbackNote(c.loopAddrs))
 	}
 	if cfg.EnableWeakerNestedSandbox {
 		fmt.Fprintln(m.opts.Warnings, "srt: warning: enableWeakerNestedSandbox is on: the sandbox sees the host's /proc (every host process and its /proc files) and may create user namespaces; use it only where a fresh /proc cannot be mounted")

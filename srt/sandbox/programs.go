@@ -42,13 +42,9 @@ func (h hostProgram) resolve() (*hostexec.Program, error) {
 // at its path now. The network's programs are left out once they run.
 func (m *Manager) programs() []hostProgram {
 	out := []hostProgram{{"bwrap", m.bwrap.Path, m.bwrapFix}}
-	// The network namespace's programs: they run (iptables already has)
-	// outside every sandbox.
+	// The network namespace's program: it runs outside every sandbox.
 	if t := m.tools(); t.err == nil {
 		out = append(out, hostProgram{"nsenter", t.nsenter, fixNsenter})
-		if t.captureOff == "" {
-			out = append(out, hostProgram{"iptables-restore", t.iptables, fixIptables}, hostProgram{"ip6tables-restore", t.ip6tables, fixIptables})
-		}
 	}
 	if m.initExe != "/proc/self/exe" {
 		out = append(out, hostProgram{"srt-init", m.initExe, m.initFix})

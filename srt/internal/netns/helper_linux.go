@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"net/netip"
 	"os"
-	"strconv"
-	"sync"
 
 	"github.com/vishvananda/netns"
 	"golang.org/x/sys/unix"
@@ -128,7 +126,7 @@ func prepare(spec Spec) error {
 	}
 	report := ""
 	if spec.Capture {
-		if err := installRules(spec, v6); err != nil {
+		if err := installRules(v6, spec.Loopback); err != nil {
 			// No capture, then: without the default routes every
 			// connection out fails at once, as without a namespace of
 			// srt's own, instead of waiting for a timeout.
@@ -200,23 +198,3 @@ func bindUDP(ap netip.AddrPort) (int, error) {
 	}
 	return fd, nil
 }
-
-// installRules installs both families' rules at once (each is a few runs
-// of iptables, the slow part of the helper).
-func installRules(spec Spec, v6 bool) error {
-	var wg sync.WaitGroup
-	var err4, err6 error
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		err4 = rules(spec.IPTables, false, spec.Loopback)
-	}()
-	if v6 {
-		err6 = rules(spec.IP6Tables, true, spec.Loopback)
-	}
-	wg.Wait()
-	return errors.Join(err4, err6)
-}
-
-// port renders a port for iptables.
-func port(p uint16) string { return strconv.Itoa(int(p)) }

@@ -31,12 +31,16 @@ type Namespace struct {
 }
 
 // The capabilities the helper keeps in its user namespace (ambient, so
-// that iptables keeps them too): configuring the namespace, and binding
-// the DNS port.
+// that they survive its exec): configuring the namespace and its rules,
+// and binding the DNS port.
 const (
 	capNetBindService = 10
 	capNetAdmin       = 12
 )
+
+// helperEnv is the helper's environment: none. Only this package's tests
+// set one, which their helper reads to reach its test hooks.
+var helperEnv []string
 
 // Start starts the helper exe (srt-init, or a program with its hook) for
 // spec. It returns at once; Wait returns what it made.
@@ -50,7 +54,7 @@ func Start(exe string, spec Spec) (*Namespace, error) {
 	n := &Namespace{channel: ours, rules: make(chan string, 1)}
 	cmd := exec.Command(exe, spec.Args()...)
 	cmd.Args[0] = "srt-netns"
-	cmd.Env = []string{}
+	cmd.Env = append([]string{}, helperEnv...)
 	cmd.ExtraFiles = []*os.File{theirs}
 	cmd.Stderr = &n.stderr
 	attr := &syscall.SysProcAttr{Cloneflags: syscall.CLONE_NEWNET, Pdeathsig: syscall.SIGKILL}
@@ -115,9 +119,8 @@ var RulesTimeout = 20 * time.Second
 func (n *Namespace) Rules() <-chan string { return n.rules }
 
 func (n *Namespace) readRules() {
-	// iptables-restore that hangs (a lock, a kernel that never answers)
-	// must not hold the command forever: the helper is ended, and the
-	// rules reported failed.
+	// A helper that hangs (a kernel that never answers) must not hold the
+	// command forever: it is ended, and the rules reported failed.
 	timer := time.AfterFunc(RulesTimeout, func() { n.cmd.Process.Kill() })
 	buf := make([]byte, 4096)
 	m, _, _, _, err := unix.Recvmsg(int(n.channel.Fd()), buf, nil, 0)

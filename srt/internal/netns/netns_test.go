@@ -3,35 +3,148 @@ package netns
 import (
 	"encoding/binary"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/nftables"
+	"github.com/google/nftables/expr"
 	"golang.org/x/sys/unix"
 )
 
+// hookEnv names the test hooks the helper run by these tests reaches
+// (comma-separated), through the environment srt never gives it:
+//
+//	no-nat  the NAT chains get a type no kernel has, as in a kernel
+//	        without nftables NAT
+//	list    once done, the helper lists the nftables rules it sees on
+//	        stderr (listRules)
+const hookEnv = "SRT_NETNS_TEST_HOOKS"
+
 func TestMain(m *testing.M) {
 	if len(os.Args) > 1 && os.Args[1] == Flag {
-		os.Exit(HelperMain(os.Args[1:]))
+		hooks := strings.Split(os.Getenv(hookEnv), ",")
+		if slices.Contains(hooks, "no-nat") {
+			natType = "srt-test-no-such-type"
+		}
+		status := HelperMain(os.Args[1:])
+		if slices.Contains(hooks, "list") {
+			if err := listRules(os.Stderr); err != nil {
+				fmt.Fprintf(os.Stderr, "listing the rules: %v\n", err)
+				status = 1
+			}
+		}
+		os.Exit(status)
 	}
 	os.Exit(m.Run())
 }
 
-func tools(t *testing.T) (string, string, string) {
+// withHooks has the helpers the test starts run with hooks (hookEnv).
+func withHooks(t *testing.T, hooks string) {
+	helperEnv = []string{hookEnv + "=" + hooks}
+	t.Cleanup(func() { helperEnv = nil })
+}
+
+func nsenterPath(t *testing.T) string {
 	t.Helper()
-	var out []string
-	for _, p := range []string{"iptables-restore", "ip6tables-restore", "nsenter"} {
-		path, err := exec.LookPath(p)
-		if err != nil {
+	for _, p := range []string{"nsenter", "python3"} {
+		if _, err := exec.LookPath(p); err != nil {
 			t.Skipf("NOT TESTED: %s is not installed (scripts/test installs it)", p)
 		}
-		out = append(out, path)
 	}
-	return out[0], out[1], out[2]
+	path, _ := exec.LookPath("nsenter")
+	return path
+}
+
+// listRules writes the nftables tables, chains and rules of the current
+// network namespace, read back over netlink, one line each.
+func listRules(w io.Writer) error {
+	c, err := nftables.New()
+	if err != nil {
+		return err
+	}
+	tables, err := c.ListTables()
+	if err != nil {
+		return err
+	}
+	chains, err := c.ListChains()
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		fmt.Fprintf(w, "table %s %s\n", familyName[t.Family], t.Name)
+		sets, err := c.GetSets(t)
+		if err != nil {
+			return err
+		}
+		for _, set := range sets {
+			elems, err := c.GetSetElements(set)
+			if err != nil {
+				return err
+			}
+			var keys []string
+			for _, e := range elems {
+				keys = append(keys, fmt.Sprintf("%x", e.Key))
+			}
+			slices.Sort(keys)
+			fmt.Fprintf(w, " set %s type %s anonymous %v constant %v: %s\n", set.Name, set.KeyType.Name, set.Anonymous, set.Constant, strings.Join(keys, " "))
+		}
+		for _, ch := range chains {
+			if ch.Table.Name != t.Name || ch.Table.Family != t.Family {
+				continue
+			}
+			fmt.Fprintf(w, " chain %s type %s hook %d priority %d policy %d\n", ch.Name, ch.Type, *ch.Hooknum, *ch.Priority, *ch.Policy)
+			rules, err := c.GetRules(t, ch)
+			if err != nil {
+				return err
+			}
+			for _, r := range rules {
+				var e []string
+				for _, x := range r.Exprs {
+					e = append(e, renderExpr(x))
+				}
+				fmt.Fprintf(w, "  %s\n", strings.Join(e, "; "))
+			}
+		}
+	}
+	return nil
+}
+
+var familyName = map[nftables.TableFamily]string{nftables.TableFamilyIPv4: "ip", nftables.TableFamilyIPv6: "ip6", nftables.TableFamilyINet: "inet"}
+
+// renderExpr renders the expressions srt's rules use, every field the
+// kernel reports; any other as Go sees it.
+func renderExpr(x expr.Any) string {
+	switch e := x.(type) {
+	case *expr.Meta:
+		return fmt.Sprintf("meta key %d > r%d", e.Key, e.Register)
+	case *expr.Cmp:
+		return fmt.Sprintf("cmp r%d op %d %x", e.Register, e.Op, e.Data)
+	case *expr.Payload:
+		return fmt.Sprintf("payload base %d offset %d len %d > r%d", e.Base, e.Offset, e.Len, e.DestRegister)
+	case *expr.Bitwise:
+		return fmt.Sprintf("bitwise r%d & %x ^ %x > r%d", e.SourceRegister, e.Mask, e.Xor, e.DestRegister)
+	case *expr.Immediate:
+		return fmt.Sprintf("immediate %x > r%d", e.Data, e.Register)
+	case *expr.Redir:
+		return fmt.Sprintf("redir port r%d-r%d flags %#x", e.RegisterProtoMin, e.RegisterProtoMax, e.Flags)
+	case *expr.NAT:
+		return fmt.Sprintf("nat type %d family %d addr r%d-r%d port r%d-r%d flags %+v", e.Type, e.Family, e.RegAddrMin, e.RegAddrMax, e.RegProtoMin, e.RegProtoMax,
+			[]bool{e.Random, e.FullyRandom, e.Persistent, e.Prefix, e.Specified})
+	case *expr.Lookup:
+		return fmt.Sprintf("lookup r%d in %s invert %v", e.SourceRegister, e.SetName, e.Invert)
+	case *expr.Verdict:
+		return fmt.Sprintf("verdict %s", map[expr.VerdictKind]string{expr.VerdictAccept: "accept", expr.VerdictDrop: "drop"}[e.Kind])
+	case *expr.Reject:
+		return fmt.Sprintf("reject type %d code %d", e.Type, e.Code)
+	}
+	return fmt.Sprintf("%T %+v", x, x)
 }
 
 // inside runs a python3 snippet inside the namespace.
@@ -71,11 +184,11 @@ func originalDst(t *testing.T, c net.Conn) netip.AddrPort {
 }
 
 func TestCaptureNamespace(t *testing.T) {
-	ipt, ip6t, nsenter := tools(t)
+	nsenter := nsenterPath(t)
 	spec := Spec{
-		Proxy:   []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:3128")},
-		Capture: true, IPTables: ipt, IP6Tables: ip6t,
-		Loopback: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:8765")},
+		Proxy:    []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:3128")},
+		Capture:  true,
+		Loopback: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:8765"), netip.MustParseAddrPort("127.0.0.1:8767")},
 	}
 	exe, _ := os.Executable()
 	n, err := Start(exe, spec)
@@ -117,7 +230,7 @@ func TestCaptureNamespace(t *testing.T) {
 			c.Close()
 		}
 	}()
-	for _, dst := range []string{"198.18.200.1:4444", "127.0.0.1:8765"} {
+	for _, dst := range []string{"198.18.200.1:4444", "127.0.0.1:8765", "127.0.0.1:8767"} {
 		host, p, _ := net.SplitHostPort(dst)
 		out := inside(t, n, nsenter, fmt.Sprintf("import socket; s=socket.create_connection((%q,%s),5); print(s.recv(10).decode())", host, p))
 		if out != "hi" {
@@ -190,11 +303,15 @@ else: print("no answer")`)
 
 // When the rules cannot be installed the helper says why and takes the
 // default routes away: a connection out then fails at once instead of
-// waiting for a timeout, and nothing is captured.
+// waiting for a timeout, and nothing is captured. The kernel refuses the
+// batch as a kernel without nftables NAT does (a NAT chain of a type it
+// does not have), and takes none of it.
 func TestRulesFailed(t *testing.T) {
-	_, _, nsenter := tools(t)
+	nsenter := nsenterPath(t)
+	withHooks(t, "no-nat,list")
 	exe, _ := os.Executable()
-	n, err := Start(exe, Spec{Proxy: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:3128")}, Capture: true, IPTables: "/bin/false", IP6Tables: "/bin/false"})
+	n, err := Start(exe, Spec{Proxy: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:3128")}, Capture: true,
+		Loopback: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:8765")}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -203,8 +320,11 @@ func TestRulesFailed(t *testing.T) {
 		t.Fatal(err)
 	}
 	why := <-n.Rules()
-	if !strings.Contains(why, "false: exit status 1") {
-		t.Fatalf("rules: %q", why)
+	if want := "the kernel lacks nftables NAT support (nf_tables with nat chains, redirect, dnat and reject: modules nft_chain_nat, nft_nat, nft_redir, nft_reject; `unshare -rn nft 'add table ip t; add chain ip t c { type nat hook output priority -100; }'` shows whether it has them): netlink receive: no such file or directory"; why != want {
+		t.Fatalf("rules: %q, want %q", why, want)
+	}
+	if got := n.stderr.String(); got != "" {
+		t.Errorf("rules installed by a refused batch:\n%s", got)
 	}
 	out := inside(t, n, nsenter, `
 import socket
@@ -218,36 +338,95 @@ except OSError as e: print(e.errno)`)
 
 // A helper that is not srt's (another argv version) refuses to run.
 func TestHelperVersion(t *testing.T) {
-	if _, err := parseArgs([]string{"--srt-netns=v0"}); err == nil || !strings.Contains(err.Error(), "same build") {
+	if _, err := parseArgs([]string{"--srt-netns=v1", "--capture", "--iptables=/a"}); err == nil || !strings.Contains(err.Error(), "same build") {
 		t.Fatalf("err %v", err)
 	}
-	s := Spec{Proxy: []netip.AddrPort{netip.MustParseAddrPort("[::1]:1080")}, Capture: true, IPTables: "/a", IP6Tables: "/b", Loopback: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.2:9")}}
+	s := Spec{Proxy: []netip.AddrPort{netip.MustParseAddrPort("[::1]:1080")}, Capture: true, Loopback: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.2:9")}}
 	got, err := parseArgs(s.Args())
 	if err != nil || fmt.Sprint(got) != fmt.Sprint(s) {
 		t.Fatalf("round trip: %v %v", got, err)
 	}
 }
 
+// The rules installed, as the kernel reports them back: the ports of a
+// loopback address with more than one in a set (8765 and 9000: 223d
+// 2328; a duplicate entry once), IPv6 loopback entries in the ip6 table.
+// Registers: r1, r2; payload base 1 the network header, 2 the transport header; meta key
+// 16 l4proto; cmp op 0 ==, 1 !=; nat type 1 dnat, family 2 IPv4; reject
+// type 0 ICMP unreachable, code 3 (IPv4) and 4 (IPv6) port unreachable.
+// The kernel fills in what the rules leave out: each range's maximum (its
+// minimum) and the flag "port given" (redir flags 0x2, nat Specified).
 func TestRuleset(t *testing.T) {
-	lo := []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:8765"), netip.MustParseAddrPort("127.0.0.1:9000"), netip.MustParseAddrPort("[::1]:8765")}
-	want4 := "*nat\n-A OUTPUT -d 127.0.0.1 -p tcp -m multiport --dports 8765,9000 -j REDIRECT --to-ports 3129\n" +
-		"-A OUTPUT -p udp --dport 53 -j DNAT --to-destination 127.0.0.53:53\n" +
-		"-A OUTPUT -p tcp ! -d 127.0.0.0/8 -j REDIRECT --to-ports 3129\nCOMMIT\n" +
-		"*filter\n-A OUTPUT -p udp -s 127.0.0.53 --sport 53 -j ACCEPT\n-A OUTPUT -p udp ! -d 127.0.0.0/8 -j REJECT\nCOMMIT\n"
-	if got := ruleset(false, lo); got != want4 {
-		t.Errorf("IPv4:\n%s", got)
+	withHooks(t, "list")
+	exe, _ := os.Executable()
+	n, err := Start(exe, Spec{Capture: true, Loopback: []netip.AddrPort{
+		netip.MustParseAddrPort("127.0.0.1:8765"), netip.MustParseAddrPort("127.0.0.1:9000"),
+		netip.MustParseAddrPort("[::1]:8765"), netip.MustParseAddrPort("127.0.0.2:443"), netip.MustParseAddrPort("127.0.0.1:9000"),
+	}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	want6 := "*nat\n-A OUTPUT -d ::1 -p tcp -m multiport --dports 8765 -j REDIRECT --to-ports 3129\n" +
-		"-A OUTPUT -p tcp ! -d ::1/128 -j REDIRECT --to-ports 3129\nCOMMIT\n" +
-		"*filter\n-A OUTPUT -p udp ! -d ::1/128 -j REJECT\nCOMMIT\n"
-	if got := ruleset(true, lo); got != want6 {
-		t.Errorf("IPv6:\n%s", got)
+	defer n.Close()
+	if err := n.Wait(); err != nil {
+		t.Fatal(err)
 	}
-	var many []netip.AddrPort
-	for p := uint16(1); p <= 16; p++ {
-		many = append(many, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), p))
+	if why := <-n.Rules(); why != "" {
+		t.Fatalf("rules: %s", why)
 	}
-	if got := strings.Count(ruleset(false, many), "--dports"); got != 2 {
-		t.Errorf("16 ports in %d rules, want 2", got)
+	want := `table ip srt
+ set __set0 type inet_service anonymous true constant true: 223d 2328
+ chain nat-output type nat hook 3 priority -100 policy 1
+  meta key 16 > r1; cmp r1 op 0 06; payload base 1 offset 16 len 4 > r1; cmp r1 op 0 7f000001; payload base 2 offset 2 len 2 > r1; lookup r1 in __set0 invert false; immediate 0c39 > r1; redir port r1-r1 flags 0x2
+  meta key 16 > r1; cmp r1 op 0 06; payload base 1 offset 16 len 4 > r1; cmp r1 op 0 7f000002; payload base 2 offset 2 len 2 > r1; cmp r1 op 0 01bb; immediate 0c39 > r1; redir port r1-r1 flags 0x2
+  meta key 16 > r1; cmp r1 op 0 11; payload base 2 offset 2 len 2 > r1; cmp r1 op 0 0035; immediate 7f000035 > r1; immediate 0035 > r2; nat type 1 family 2 addr r1-r1 port r2-r2 flags [false false false false true]
+  meta key 16 > r1; cmp r1 op 0 06; payload base 1 offset 16 len 4 > r1; bitwise r1 & ff000000 ^ 00000000 > r1; cmp r1 op 1 7f000000; immediate 0c39 > r1; redir port r1-r1 flags 0x2
+ chain filter-output type filter hook 3 priority 0 policy 1
+  meta key 16 > r1; cmp r1 op 0 11; payload base 1 offset 12 len 4 > r1; cmp r1 op 0 7f000035; payload base 2 offset 0 len 2 > r1; cmp r1 op 0 0035; verdict accept
+  meta key 16 > r1; cmp r1 op 0 11; payload base 1 offset 16 len 4 > r1; bitwise r1 & ff000000 ^ 00000000 > r1; cmp r1 op 1 7f000000; reject type 0 code 3
+table ip6 srt
+ chain nat-output type nat hook 3 priority -100 policy 1
+  meta key 16 > r1; cmp r1 op 0 06; payload base 1 offset 24 len 16 > r1; cmp r1 op 0 00000000000000000000000000000001; payload base 2 offset 2 len 2 > r1; cmp r1 op 0 223d; immediate 0c39 > r1; redir port r1-r1 flags 0x2
+  meta key 16 > r1; cmp r1 op 0 06; payload base 1 offset 24 len 16 > r1; cmp r1 op 1 00000000000000000000000000000001; immediate 0c39 > r1; redir port r1-r1 flags 0x2
+ chain filter-output type filter hook 3 priority 0 policy 1
+  meta key 16 > r1; cmp r1 op 0 11; payload base 1 offset 24 len 16 > r1; cmp r1 op 1 00000000000000000000000000000001; reject type 0 code 4
+`
+	if got := n.stderr.String(); got != want {
+		t.Errorf("installed:\n%s\nwant:\n%s", got, want)
+	}
+}
+
+// Thousands of loopback ports fit in the one batch (a set of ports per
+// address); more than one netlink message holds are refused, saying so.
+func TestManyLoopbackEntries(t *testing.T) {
+	many := func(n int) []netip.AddrPort {
+		var out []netip.AddrPort
+		for p := 1; p <= n; p++ {
+			out = append(out, netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(p)), netip.AddrPortFrom(netip.IPv6Loopback(), uint16(p)))
+		}
+		return out
+	}
+	exe, _ := os.Executable()
+	for _, tc := range []struct {
+		ports int
+		want  string
+	}{
+		{5000, ""},
+		{20000, "40000 allowedDomains entries naming a loopback host and a port need more rules than one netlink message holds (some 12000 fit): allow fewer: SendMessages: netlink send-messages: sendmsg: message too long"},
+	} {
+		n, err := Start(exe, Spec{Capture: true, Loopback: many(tc.ports)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := n.Wait(); err != nil {
+			t.Fatal(err)
+		}
+		if why := <-n.Rules(); why != tc.want {
+			if why == "" {
+				t.Logf("NOT TESTED: %d ports fit in this kernel's netlink message (net.core.wmem_default)", tc.ports)
+			} else {
+				t.Errorf("%d ports: %q, want %q", tc.ports, why, tc.want)
+			}
+		}
+		n.Close()
 	}
 }

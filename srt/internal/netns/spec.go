@@ -9,7 +9,7 @@
 // namespace, makes the listening sockets in it and sends them to srt
 // together with descriptors of its namespaces (SCM_RIGHTS on a
 // SOCK_SEQPACKET pair, descriptor 3), installs the NAT and filter rules
-// with iptables-restore (one run per family), reports how that went and
+// (nftables, over netlink, in one batch), reports how that went and
 // exits. srt then runs bubblewrap inside the namespace through nsenter
 // (bubblewrap makes its own user namespace inside, whose processes have no
 // capability over this one). A socket stays bound to the namespace it was
@@ -20,19 +20,18 @@
 //	  ├─ listening sockets
 //	  ├─ 'L' nProxy nCapture nDNS + SCM_RIGHTS ────▶ │ plans, starts nsenter → bubblewrap
 //	  │    (sockets…, net namespace, user namespace)
-//	  ├─ iptables-restore, ip6tables-restore (in parallel)
+//	  ├─ nftables rules, both families (one netlink batch)
 //	  └─ 'N' + "" or why the rules failed ─────────▶ │ tells the init stage to start the command
 package netns
 
 import (
-	"errors"
 	"fmt"
 	"net/netip"
 	"strings"
 )
 
 // Flag is argv[1] of the helper, with the version of this argv format.
-const Flag = "--srt-netns=v1"
+const Flag = "--srt-netns=v2"
 
 // Addresses inside every sandbox.
 var (
@@ -60,9 +59,6 @@ type Spec struct {
 	Proxy []netip.AddrPort
 	// Capture makes the capture and DNS sockets, the routes and the rules.
 	Capture bool
-	// IPTables and IP6Tables are iptables-restore and ip6tables-restore
-	// (resolved, checked paths).
-	IPTables, IP6Tables string
 	// Loopback are loopback destinations ("127.0.0.1:8765", "[::1]:8765")
 	// led to srt-proxy, and through it to the host's own loopback, instead
 	// of staying inside.
@@ -76,7 +72,7 @@ func (s Spec) Args() []string {
 		a = append(a, "--proxy="+p.String())
 	}
 	if s.Capture {
-		a = append(a, "--capture", "--iptables="+s.IPTables, "--ip6tables="+s.IP6Tables)
+		a = append(a, "--capture")
 		for _, l := range s.Loopback {
 			a = append(a, "--loopback="+l.String())
 		}
@@ -105,16 +101,9 @@ func parseArgs(args []string) (Spec, error) {
 			}
 		case "--capture":
 			s.Capture = true
-		case "--iptables":
-			s.IPTables = v
-		case "--ip6tables":
-			s.IP6Tables = v
 		default:
 			return s, fmt.Errorf("unknown argument %q", a)
 		}
-	}
-	if s.Capture && (s.IPTables == "" || s.IP6Tables == "") {
-		return s, errors.New("--capture needs --iptables and --ip6tables")
 	}
 	return s, nil
 }
