@@ -1063,51 +1063,43 @@ func TestEscapeCaptureControlFDRevoke(t *testing.T) {
 	})
 }
 
-// TestCaptureOffFindingWarnings: where capture cannot be had — no
-// iptables-restore (simulated: /dev/null bound over the program), or one
-// that fails as on a kernel without nf_tables' NAT (simulated: a script
-// that fails as iptables-restore does there) — srt warns and the sandbox
-// is the proxies' alone; nothing leaks. What the warning leaves out:
+// TestCaptureOffFindingWarnings: where capture cannot be had — the kernel
+// refuses the rules (as one without nftables NAT does; here: more
+// loopback ports than the one netlink batch holds, a refusal the settings
+// can reach) — srt warns on one line and the sandbox is the proxies'
+// alone, without routes; nothing leaks. What the warning leaves out:
 // the README's own example, "allowedDomains": ["127.0.0.1:8765"], is
 // broken again for curl and Python (NO_PROXY sends them straight to the
-// sandbox's own loopback), and the warning neither says so nor what to
-// do about a failing iptables-restore. (When both families failed, the
-// second error came on a line of its own without "srt: warning:"; the
-// review joined them on one line.)
+// sandbox's own loopback), and the warning does not say so. (When both
+// families failed, the second error came on a line of its own without
+// "srt: warning:"; the review joined them on one line.)
 //
-// Control: with iptables-restore in place, the same curl (proxy variables
-// and all) reaches the service, and a raw connection too.
+// Control: with the rules in place, the same curl (proxy variables and
+// all) reaches the service, and a raw connection too.
 func TestCaptureOffFindingWarnings(t *testing.T) {
 	svc := startUpstream(t)
 	p := itoa(svc.port)
-	failing := filepath.Join(t.TempDir(), "iptables-restore")
-	if err := os.WriteFile(failing, []byte("#!/bin/sh\necho \"iptables-restore v1.8.9 (nf_tables): Could not fetch rule set generation id: Invalid argument\" >&2\nexit 4\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	os.Chmod(filepath.Dir(failing), 0o755)
-	target, err := filepath.EvalSymlinks("/usr/sbin/iptables-restore")
-	if err != nil {
-		t.Skipf("no iptables-restore to stand in for: %v", err)
+	many := []string{"127.0.0.1:" + p}
+	for port := 20000; port < 27000; port++ {
+		many = append(many, "localhost:"+itoa(port))
 	}
 	script := `curl -sS -m 5 http://127.0.0.1:` + p + `/with-proxy-vars | head -1; echo "curl=${PIPESTATUS[0]}"; python3 -c 'import socket; socket.create_connection(("198.18.0.9", 80), 3).recv(1)' 2>&1 | tail -1`
 	forEach(t, func(t *testing.T, w *workspace) {
-		s := w.settings(netSettings([]string{"127.0.0.1:" + p}, nil, ""))
 		// Control.
-		r := w.srt("-s", s, "-c", script)
+		r := w.srt("-s", w.settings(netSettings([]string{"127.0.0.1:" + p}, nil, "")), "-c", script)
 		expect(t, r, 0, "upstream saw GET /with-proxy-vars", "curl=0", "Connection reset by peer", "!warning")
-		for _, c := range []struct{ name, src string }{{"missing", "/dev/null"}, {"failing", failing}} {
-			r := w.runBound(w.bindCommand(map[string]string{target: c.src}, filepath.Join(bin, "srt"), "-s", s, "-c", script))
-			t.Logf("%s: %s", c.name, r)
-			// Nothing leaks either way.
-			expect(t, r, 0, "srt: warning:", "Network is unreachable", "!upstream saw GET")
-			for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
-				if !strings.HasPrefix(l, "srt: warning: ") && !strings.HasPrefix(l, "curl: ") {
-					t.Errorf("%s: a line of srt's warning without its prefix: %q", c.name, l)
-				}
+		r = w.srt("-s", w.settings(netSettings(many, nil, "")), "-c", script)
+		t.Logf("refused: %s", r)
+		// Nothing leaks.
+		expect(t, r, 0, "srt: warning:", "the capture rules could not be installed: 14001 loopback destinations", "message too long",
+			"Network is unreachable", "!upstream saw GET")
+		for _, l := range strings.Split(strings.TrimSpace(r.stderr), "\n") {
+			if !strings.HasPrefix(l, "srt: warning: ") && !strings.HasPrefix(l, "curl: ") {
+				t.Errorf("a line of srt's warning without its prefix: %q", l)
 			}
-			if !strings.Contains(r.stderr, "127.0.0.1:"+p) {
-				t.Errorf("FINDING (%s): the allowedDomains entry 127.0.0.1:%s no longer works for curl, which honours the proxy variables, and the warning does not say so", c.name, p)
-			}
+		}
+		if !strings.Contains(r.stderr, "127.0.0.1:"+p) {
+			t.Errorf("FINDING: the allowedDomains entry 127.0.0.1:%s no longer works for curl, which honours the proxy variables, and the warning does not say so", p)
 		}
 	})
 }

@@ -411,7 +411,7 @@ func TestManyLoopbackEntries(t *testing.T) {
 		want  string
 	}{
 		{5000, ""},
-		{20000, "40000 allowedDomains entries naming a loopback host and a port need more rules than one netlink message holds (some 12000 fit): allow fewer: SendMessages: netlink send-messages: sendmsg: message too long"},
+		{20000, "40000 loopback destinations (allowedDomains entries naming a loopback host and a port; localhost is two) need more rules than one netlink message holds (some 12000 fit): allow fewer: SendMessages: netlink send-messages: sendmsg: message too long"},
 	} {
 		n, err := Start(exe, Spec{Capture: true, Loopback: many(tc.ports)})
 		if err != nil {

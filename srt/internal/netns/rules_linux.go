@@ -48,7 +48,7 @@ func installRules(v6 bool, loopback []netip.AddrPort) error {
 	}
 	err = c.Flush()
 	if errors.Is(err, unix.EMSGSIZE) {
-		return fmt.Errorf("%d allowedDomains entries naming a loopback host and a port need more rules than one netlink message holds (some 12000 fit): allow fewer: %w", len(loopback), err)
+		return fmt.Errorf("%d loopback destinations (allowedDomains entries naming a loopback host and a port; localhost is two) need more rules than one netlink message holds (some 12000 fit): allow fewer: %w", len(loopback), err)
 	}
 	return rulesError(err)
 }
