@@ -170,9 +170,14 @@ func loopbackNote(entries []netip.AddrPort) string {
 	if len(entries) == 0 {
 		return ""
 	}
+	// A few name them: thousands would make the warning unreadable.
+	const shown = 8
 	var names []string
-	for _, e := range entries {
+	for _, e := range entries[:min(len(entries), shown)] {
 		names = append(names, e.String())
+	}
+	if len(entries) > shown {
+		names = append(names, fmt.Sprintf("and %d more", len(entries)-shown))
 	}
 	return "; the allowedDomains entries " + strings.Join(names, ", ") + " reach the host's service only through the proxy variables, and NO_PROXY (which lists loopback) sends curl, Python and most clients straight to the sandbox's own loopback: run those clients with NO_PROXY= no_proxy= (empty) inside"
 }

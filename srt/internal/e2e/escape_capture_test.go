@@ -1067,12 +1067,12 @@ func TestEscapeCaptureControlFDRevoke(t *testing.T) {
 // refuses the rules (as one without nftables NAT does; here: more
 // loopback ports than the one netlink batch holds, a refusal the settings
 // can reach) — srt warns on one line and the sandbox is the proxies'
-// alone, without routes; nothing leaks. What the warning leaves out:
-// the README's own example, "allowedDomains": ["127.0.0.1:8765"], is
-// broken again for curl and Python (NO_PROXY sends them straight to the
-// sandbox's own loopback), and the warning does not say so. (When both
-// families failed, the second error came on a line of its own without
-// "srt: warning:"; the review joined them on one line.)
+// alone, without routes; nothing leaks. The README's own example,
+// "allowedDomains": ["127.0.0.1:8765"], is then broken again for curl and
+// Python (NO_PROXY sends them straight to the sandbox's own loopback):
+// the warning says so, naming the first entries and how many more. (The
+// review found it did not; and when both families failed, the second
+// error came on a line of its own without "srt: warning:".)
 //
 // Control: with the rules in place, the same curl (proxy variables and
 // all) reaches the service, and a raw connection too.
@@ -1098,8 +1098,8 @@ func TestCaptureOffFindingWarnings(t *testing.T) {
 				t.Errorf("a line of srt's warning without its prefix: %q", l)
 			}
 		}
-		if !strings.Contains(r.stderr, "127.0.0.1:"+p) {
-			t.Errorf("FINDING: the allowedDomains entry 127.0.0.1:%s no longer works for curl, which honours the proxy variables, and the warning does not say so", p)
+		if !strings.Contains(r.stderr, "the allowedDomains entries 127.0.0.1:"+p+", 127.0.0.1:20000, [::1]:20000, ") || !strings.Contains(r.stderr, ", and 13993 more reach the host's service only through the proxy variables") {
+			t.Errorf("the allowedDomains entry 127.0.0.1:%s no longer works for curl, which honours the proxy variables, and the warning does not say so in a few words", p)
 		}
 	})
 }
