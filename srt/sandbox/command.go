@@ -162,17 +162,8 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	if key == "" {
 		key = command
 	}
-	// Runs that were killed may have left placeholders: clean them up
-	// before the plan looks at the filesystem, or it would take them for
-	// real files.
-	m.sweepIfNeeded()
-	text := o.text
-	if text == "" {
-		text = command
-	}
-	m.net.remember(keyLabel(key), text)
-	// The network namespace is made while the plan is: its helper's
-	// start is the slow part.
+	// The network namespace is made while srt sweeps and plans: its
+	// helper's start is the slow part, so it comes first.
 	m.net.mu.Lock()
 	own := m.net.lists[o.id]
 	m.net.mu.Unlock()
@@ -182,6 +173,15 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	}
 	c.ns, c.user = ns, userFor(key)
 	c.loopAddrs, c.loopback = loopbackEntries(cfg.Network.AllowedDomains, own)
+	// Runs that were killed may have left placeholders: clean them up
+	// before the plan looks at the filesystem, or it would take them for
+	// real files.
+	m.sweepIfNeeded()
+	text := o.text
+	if text == "" {
+		text = command
+	}
+	m.net.remember(keyLabel(key), text)
 	// The state directory is made before the plan, which keeps it
 	// read-only: a command that may write $TMPDIR must not make it first.
 	stateDir, err := placeholders.StateDir()

@@ -54,23 +54,6 @@ func prepare(spec Spec) error {
 		return fmt.Errorf("netlink: %w", err)
 	}
 	defer nl.close()
-	if spec.Capture {
-		if err := nl.addAddr(SourceV4); err != nil {
-			return err
-		}
-		if err := nl.route(SourceV4, false); err != nil {
-			return err
-		}
-		// IPv6 may be disabled in this kernel: then only IPv4 is captured.
-		if err := nl.addAddr(SourceV6); err == nil {
-			if err := nl.route(SourceV6, false); err != nil {
-				return err
-			}
-			v6 = true
-		} else if !errors.Is(err, unix.EAFNOSUPPORT) && !errors.Is(err, unix.EOPNOTSUPP) {
-			return err
-		}
-	}
 	for _, ap := range spec.Proxy {
 		fd, err := listenTCP(ap)
 		if err != nil {
@@ -83,16 +66,19 @@ func prepare(spec Spec) error {
 	}
 	if spec.Capture {
 		for _, a := range []netip.Addr{netip.IPv4Unspecified(), netip.IPv6Unspecified()} {
-			if a.Is6() && !v6 {
-				continue
-			}
 			// Bound to the wildcard address: a REDIRECTed connection's
 			// destination is the primary address of lo, 127.0.0.1 or ::1.
 			fd, err := listenTCP(netip.AddrPortFrom(a, CapturePort))
 			if err != nil {
+				// IPv6 may be disabled in this kernel: then only IPv4
+				// is captured.
+				if a.Is6() && ipv6Missing(err) {
+					continue
+				}
 				return fmt.Errorf("capture listener %s: %w", a, err)
 			}
 			socks.capture = append(socks.capture, fd)
+			v6 = a.Is6()
 		}
 		fd, err := bindUDP(DNS)
 		if err != nil {
@@ -124,9 +110,15 @@ func prepare(spec Spec) error {
 	if err := unix.Sendmsg(channelFD, head, unix.UnixRights(fds...), nil, 0); err != nil {
 		return fmt.Errorf("sending the sockets to srt: %w", err)
 	}
+	// srt plans and starts bubblewrap meanwhile; the command waits for
+	// the report below.
 	report := ""
 	if spec.Capture {
-		if err := installRules(v6, spec.Loopback); err != nil {
+		err := addresses(nl, v6)
+		if err == nil {
+			err = installRules(v6, spec.Loopback)
+		}
+		if err != nil {
 			// No capture, then: without the default routes every
 			// connection out fails at once, as without a namespace of
 			// srt's own, instead of waiting for a timeout.
@@ -139,6 +131,24 @@ func prepare(spec Spec) error {
 	}
 	if err := unix.Sendmsg(channelFD, append([]byte{msgRules}, report...), nil, nil, 0); err != nil {
 		return fmt.Errorf("reporting to srt: %w", err)
+	}
+	return nil
+}
+
+// addresses gives lo the capture's source addresses, with the default
+// routes through lo from them.
+func addresses(nl *rtnl, v6 bool) error {
+	srcs := []netip.Addr{SourceV4}
+	if v6 {
+		srcs = append(srcs, SourceV6)
+	}
+	for _, a := range srcs {
+		if err := nl.addAddr(a); err != nil {
+			return err
+		}
+		if err := nl.route(a, false); err != nil {
+			return err
+		}
 	}
 	return nil
 }
