@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/srt-sandbox/decider/srtlink"
 	"github.com/srt-sandbox/srt/internal/bwrap"
 	"github.com/srt-sandbox/srt/internal/fsview"
 	"github.com/srt-sandbox/srt/internal/initstage"
@@ -170,7 +171,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	if text == "" {
 		text = command
 	}
-	m.net.remember(keyLabel(key), text)
+	m.net.remember(srtlink.KeyLabel(key), text)
 	// The network namespace is made while the plan is: its helper's
 	// start is the slow part.
 	m.net.mu.Lock()
@@ -180,7 +181,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	if err != nil {
 		return nil, err
 	}
-	c.ns, c.user = ns, userFor(key)
+	c.ns, c.user = ns, srtlink.UserFor(key)
 	c.loopAddrs, c.loopback = loopbackEntries(cfg.Network.AllowedDomains, own)
 	// The state directory is made before the plan, which keeps it
 	// read-only: a command that may write $TMPDIR must not make it first.

@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/srt-sandbox/decider/control"
-	"github.com/srt-sandbox/decider/engine"
 	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/srtlink"
 	"github.com/srt-sandbox/srt/internal/egress"
 	"github.com/srt-sandbox/srt/internal/placeholders"
 	"github.com/srt-sandbox/srt/internal/plan"
@@ -68,22 +68,6 @@ func newToken() string {
 	return hex.EncodeToString(b)
 }
 
-// keyLabel is the attribution label of a key (see engine.KeyLabel).
-func keyLabel(key string) string { return engine.KeyLabel(key) }
-
-// userFor is the proxy username carrying the attribution key: "srt.<label>",
-// or bare "srt" when that would exceed 255 bytes.
-func userFor(key string) string {
-	if key == "" {
-		return "srt"
-	}
-	u := "srt." + keyLabel(key)
-	if len(u) > 255 {
-		return "srt"
-	}
-	return u
-}
-
 func (n *network) remember(label, text string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
@@ -115,7 +99,7 @@ func (n *network) textOf(label string) string {
 
 // proxyPlan is the proxy part of a command's plan.
 func (m *Manager) proxyPlan(key string) *plan.Proxy {
-	p := &plan.Proxy{HTTPPort: httpProxyPort, SOCKSPort: socksProxyPort, User: userFor(key), Token: m.net.token,
+	p := &plan.Proxy{HTTPPort: httpProxyPort, SOCKSPort: socksProxyPort, User: srtlink.UserFor(key), Token: m.net.token,
 		HTTPExternal: m.net.ext.http != 0, SOCKSExternal: m.net.ext.socks != 0}
 	if m.net.helper != "" {
 		p.Connect = []string{m.net.helper, "--srt-connect=v1"}
@@ -143,7 +127,7 @@ func (m *Manager) egress() (*egress.Egress, error) {
 			m.net.err = err
 			return
 		}
-		var tlsCfg *egress.TLS
+		var tlsCfg *srtlink.TLS
 		var trust *trustFiles
 		// TLS termination is srt's own HTTP proxy's (the settings refuse
 		// it with httpProxyPort; an update cannot bring it back).
@@ -238,7 +222,7 @@ func (m *Manager) SyncViolations() {
 
 // violation records one from the decider.
 func (m *Manager) violation(line, user string) {
-	label := engine.UserLabel(user)
+	label := srtlink.UserLabel(user)
 	text := m.net.textOf(label)
 	if Ignored(m.Config().IgnoreViolations, line, text) {
 		return
@@ -255,7 +239,7 @@ func (m *Manager) ask(host string, port int, user string) (bool, string) {
 	if m.opts.Ask == nil {
 		return false, ""
 	}
-	allow, reason, err := m.opts.Ask(AskRequest{Host: host, Port: port, Command: m.net.textOf(engine.UserLabel(user))})
+	allow, reason, err := m.opts.Ask(AskRequest{Host: host, Port: port, Command: m.net.textOf(srtlink.UserLabel(user))})
 	if err != nil {
 		return false, "permission prompt failed"
 	}

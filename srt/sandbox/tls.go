@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/srt-sandbox/decider/srtlink"
 	"github.com/srt-sandbox/srt/internal/egress"
 	"github.com/srt-sandbox/srt/internal/placeholders"
 	"github.com/srt-sandbox/srt/settings"
@@ -30,7 +31,7 @@ const bundleName = "trust-bundle.crt"
 // bundle's path in a fresh run directory of srt's state directory.
 // srt makes no certificate and reads no key: srt-proxy does, so that
 // srt's own start never pays for the crypto packages.
-func tlsConfig(t *settings.TLSTerminate) (*egress.TLS, *trustFiles, error) {
+func tlsConfig(t *settings.TLSTerminate) (*srtlink.TLS, *trustFiles, error) {
 	abs := func(p string) string {
 		if p == "" {
 			return ""
@@ -45,7 +46,7 @@ func tlsConfig(t *settings.TLSTerminate) (*egress.TLS, *trustFiles, error) {
 		return nil, nil, fmt.Errorf("tlsTerminate: a directory for the trust bundle: %w", err)
 	}
 	files := &trustFiles{dir: dir, bundle: filepath.Join(dir, bundleName), caCert: abs(t.CACertPath), caKey: abs(t.CAKeyPath)}
-	cfg := &egress.TLS{
+	cfg := &srtlink.TLS{
 		CACert: files.caCert, CAKey: files.caKey, BundleOut: files.bundle,
 		MaxTunnels: t.MaxTunnels, HandshakeTimeout: time.Duration(t.HandshakeTimeoutMs) * time.Millisecond,
 	}
@@ -59,8 +60,8 @@ func tlsConfig(t *settings.TLSTerminate) (*egress.TLS, *trustFiles, error) {
 }
 
 // rulesOf are the settings' request options as srt-proxy takes them.
-func rulesOf(n *settings.Network) egress.Rules {
-	return egress.Rules{
+func rulesOf(n *settings.Network) srtlink.Rules {
+	return srtlink.Rules{
 		RefuseOpaqueTunnels: n.RefuseOpaqueTunnels, RequireHostMatch: n.RequireHostMatch,
 		PlaintextHeaderSet: n.AllowPlaintextHeaderSet, AmbiguousTarget: n.AmbiguousRequestTarget,
 		StripResponseHeaders: n.StripResponseHeaders,
