@@ -48,8 +48,11 @@ type network struct {
 	helper string              // the ssh ProxyCommand executable (host path)
 	// trust is the running egress's TLS termination; nil without it.
 	trust atomic.Pointer[trustFiles]
-	// started is the network settings the egress started with (its
-	// start-only options), once it has.
+	// made is the network settings the Manager was made with, of which
+	// it keeps what srt reads when it starts (settings.ReadBySRT).
+	made *settings.Network
+	// started is the network settings the egress started with (what
+	// srt-proxy reads when it starts, settings.ReadByProxy), once it has.
 	started atomic.Pointer[settings.Network]
 }
 
@@ -113,11 +116,8 @@ func (m *Manager) proxyPlan(key string) *plan.Proxy {
 func (m *Manager) egress() (*egress.Egress, error) {
 	m.net.once.Do(func() {
 		cfg := m.Config()
-		// With every port relayed to an external proxy there is nothing
-		// for srt to decide: srt-proxy runs alone.
-		relayOnly := !m.net.ext.ownProxy()
 		decider := ""
-		if !relayOnly {
+		if m.net.ext.ownProxy() {
 			if decider, m.net.err = startProgram(m.opts.DeciderExecutable, "decider", "DeciderExecutable"); m.net.err != nil {
 				return
 			}
@@ -127,25 +127,15 @@ func (m *Manager) egress() (*egress.Egress, error) {
 			m.net.err = err
 			return
 		}
-		var tlsCfg *srtlink.TLS
+		ec := m.egressConfig(cfg)
+		ec.DeciderPath, ec.ProxyPath = decider, proxy
 		var trust *trustFiles
-		// TLS termination is srt's own HTTP proxy's (the settings refuse
-		// it with httpProxyPort; an update cannot bring it back).
-		if t := cfg.Network.TLSTerminate; t != nil && m.net.ext.http == 0 {
-			if tlsCfg, trust, m.net.err = tlsConfig(t); m.net.err != nil {
+		if ec.TLS != nil {
+			if trust, m.net.err = newTrustFiles(ec.TLS); m.net.err != nil {
 				return
 			}
 		}
-		parent := parentProxy(cfg)
-		eg, err := egress.Start(egress.Config{
-			DeciderPath: decider, ProxyPath: proxy,
-			ParentHTTP: parent.HTTP, ParentHTTPS: parent.HTTPS, NoProxy: parent.NoProxy,
-			Network: networkOf(cfg), Ask: m.opts.Ask != nil, Token: m.net.token,
-			VerdictTimeout: m.verdictTimeout(),
-			Debug:          m.opts.Debug, Stderr: m.opts.Warnings,
-			OnViolation: m.violation, OnAsk: m.ask,
-			Rules: rulesOf(&cfg.Network), TLS: tlsCfg, RelayOnly: relayOnly,
-		})
+		eg, err := egress.Start(ec)
 		if err != nil {
 			m.net.err = startError(err)
 			if trust != nil {
@@ -177,6 +167,32 @@ func (m *Manager) egress() (*egress.Egress, error) {
 		}
 	})
 	return m.net.eg, m.net.err
+}
+
+// egressConfig is what the egress starts with under cfg, but for the
+// programs' paths and the trust bundle's (newTrustFiles). Of the settings,
+// what goes to srt-proxy's command line (egress.Config.ProxyFlags) is
+// exactly the keys settings.Keys says srt-proxy reads when it starts
+// (settings.ReadByProxy); the decider gets the lists.
+func (m *Manager) egressConfig(cfg *settings.Config) egress.Config {
+	parent := parentProxy(cfg)
+	ec := egress.Config{
+		ParentHTTP: parent.HTTP, ParentHTTPS: parent.HTTPS, NoProxy: parent.NoProxy,
+		Network: networkOf(cfg), Ask: m.opts.Ask != nil, Token: m.net.token,
+		VerdictTimeout: m.verdictTimeout(),
+		Debug:          m.opts.Debug, Stderr: m.opts.Warnings,
+		OnViolation: m.violation, OnAsk: m.ask,
+		Rules: rulesOf(&cfg.Network),
+		// With every port relayed to an external proxy there is nothing
+		// for srt to decide: srt-proxy runs alone.
+		RelayOnly: !m.net.ext.ownProxy(),
+	}
+	// TLS termination is srt's own HTTP proxy's (the settings refuse it
+	// with httpProxyPort; an update cannot bring it back).
+	if t := cfg.Network.TLSTerminate; t != nil && m.net.ext.http == 0 {
+		ec.TLS = tlsFlags(t)
+	}
+	return ec
 }
 
 func (m *Manager) verdictTimeout() time.Duration {

@@ -164,7 +164,8 @@ func Start(cfg Config) (*Egress, error) {
 		e.Close()
 		return nil, fmt.Errorf("egress: starting the decider (%s): %w", cfg.DeciderPath, err)
 	}
-	e.proxy = exec.Command(cfg.ProxyPath, proxyArgs(&cfg)...)
+	flags := cfg.ProxyFlags()
+	e.proxy = exec.Command(cfg.ProxyPath, flags.Args()...)
 	e.proxy.ExtraFiles = []*os.File{proxyD, hoProxy}
 	e.proxy.Env = append(os.Environ(), srtlink.TokenEnv+"="+cfg.Token)
 	e.proxy.Stderr = cfg.Stderr
@@ -223,15 +224,18 @@ func (e *Egress) waitReady(timeout time.Duration) error {
 	return fmt.Errorf("egress: srt-proxy said %q instead of ready", m.T)
 }
 
-// proxyArgs is srt-proxy's command line for cfg (srt's mode): the
-// decider's socket is its descriptor 3, the handoff channel 4.
-func proxyArgs(cfg *Config) []string {
-	f := srtlink.ProxyFlags{
-		DeciderFD: 3, ControlFD: 4,
-		ParentHTTP: cfg.ParentHTTP, ParentHTTPS: cfg.ParentHTTPS, NoProxy: cfg.NoProxy,
-		VerdictTimeout: cfg.VerdictTimeout, Debug: cfg.Debug, Rules: cfg.Rules, TLS: cfg.TLS,
+// ProxyFlags is srt-proxy's command line for c: the decider's socket is
+// its descriptor 3 and the handoff channel 4, or, RelayOnly, the handoff
+// channel 3 and no decider.
+func (c *Config) ProxyFlags() srtlink.ProxyFlags {
+	if c.RelayOnly {
+		return srtlink.ProxyFlags{DeciderFD: -1, ControlFD: 3, Debug: c.Debug}
 	}
-	return f.Args()
+	return srtlink.ProxyFlags{
+		DeciderFD: 3, ControlFD: 4,
+		ParentHTTP: c.ParentHTTP, ParentHTTPS: c.ParentHTTPS, NoProxy: c.NoProxy,
+		VerdictTimeout: c.VerdictTimeout, Debug: c.Debug, Rules: c.Rules, TLS: c.TLS,
+	}
 }
 
 // controlLoop receives the decider's violations and questions.

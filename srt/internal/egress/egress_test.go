@@ -23,35 +23,33 @@ import (
 func TestProxyArgsVectors(t *testing.T) {
 	tls := &srtlink.TLS{CACert: "/c.pem", CAKey: "/k.pem", BundleOut: "/s/srt-ca-1/trust-bundle.crt", ExtraCACerts: []string{"/e.pem", "/f.pem"},
 		Exclude: []string{"*.pinned.test"}, MaxTunnels: 8, HandshakeTimeout: 1500 * time.Millisecond}
-	configs := map[string]struct {
-		cfg  Config
-		args func(*Config) []string
-	}{
-		"defaults":         {Config{}, proxyArgs},
-		"relay-only":       {Config{RelayOnly: true}, relayOnlyArgs},
-		"relay-only-debug": {Config{RelayOnly: true, Debug: true}, relayOnlyArgs},
-		"parent-proxy": {Config{ParentHTTP: "http://proxy.test:3128", ParentHTTPS: "http://user:pw@proxy.test:3129",
-			NoProxy: "localhost,.internal.test"}, proxyArgs},
-		"verdict-timeout": {Config{VerdictTimeout: 10 * time.Minute}, proxyArgs},
-		"rules": {Config{Rules: srtlink.Rules{RefuseOpaqueTunnels: true, RequireHostMatch: true, PlaintextHeaderSet: true,
-			AmbiguousTarget: "asSpelled", StripResponseHeaders: []string{"x-secret", "-odd", "Set-Cookie"}}}, proxyArgs},
-		"tls-ephemeral": {Config{TLS: &srtlink.TLS{BundleOut: "/run/srt/srt-ca-1/trust-bundle.crt"}}, proxyArgs},
-		"everything": {Config{ParentHTTPS: "http://p:3128", VerdictTimeout: 10 * time.Minute, Debug: true,
+	configs := map[string]Config{
+		"defaults":         {},
+		"relay-only":       {RelayOnly: true},
+		"relay-only-debug": {RelayOnly: true, Debug: true},
+		"parent-proxy": {ParentHTTP: "http://proxy.test:3128", ParentHTTPS: "http://user:pw@proxy.test:3129",
+			NoProxy: "localhost,.internal.test"},
+		"verdict-timeout": {VerdictTimeout: 10 * time.Minute},
+		"rules": {Rules: srtlink.Rules{RefuseOpaqueTunnels: true, RequireHostMatch: true, PlaintextHeaderSet: true,
+			AmbiguousTarget: "asSpelled", StripResponseHeaders: []string{"x-secret", "-odd", "Set-Cookie"}}},
+		"tls-ephemeral": {TLS: &srtlink.TLS{BundleOut: "/run/srt/srt-ca-1/trust-bundle.crt"}},
+		"everything": {ParentHTTPS: "http://p:3128", VerdictTimeout: 10 * time.Minute, Debug: true,
 			Rules: srtlink.Rules{RefuseOpaqueTunnels: true, RequireHostMatch: true, AmbiguousTarget: "normalize", StripResponseHeaders: []string{"x-a", "-odd"}},
-			TLS:   tls}, proxyArgs},
-		"tls-limits": {Config{TLS: &srtlink.TLS{MaxTunnels: 65536, HandshakeTimeout: 10 * time.Minute}}, proxyArgs},
+			TLS:   tls},
+		"tls-limits": {TLS: &srtlink.TLS{MaxTunnels: 65536, HandshakeTimeout: 10 * time.Minute}},
 	}
 	for _, c := range srtlinktest.Flags(t) {
 		if c.Flags == nil {
 			continue // refused: srt never writes it
 		}
-		cc, ok := configs[c.Name]
+		cfg, ok := configs[c.Name]
 		if !ok {
 			t.Errorf("%s: no Config here gives the vector's command line", c.Name)
 			continue
 		}
 		delete(configs, c.Name)
-		if got := cc.args(&cc.cfg); !reflect.DeepEqual(got, c.Argv) {
+		flags := cfg.ProxyFlags()
+		if got := flags.Args(); !reflect.DeepEqual(got, c.Argv) {
 			t.Errorf("%s: srt-proxy's command line\n%q\nwant\n%q", c.Name, got, c.Argv)
 		}
 	}

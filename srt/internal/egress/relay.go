@@ -34,7 +34,8 @@ func startRelayOnly(cfg Config) (*Egress, error) {
 		return nil, err
 	}
 	e := &Egress{cfg: cfg, exited: make(chan struct{}), handoff: conn.(*net.UnixConn)}
-	e.proxy = exec.Command(cfg.ProxyPath, relayOnlyArgs(&cfg)...)
+	flags := cfg.ProxyFlags()
+	e.proxy = exec.Command(cfg.ProxyPath, flags.Args()...)
 	e.proxy.ExtraFiles = []*os.File{theirs}
 	e.proxy.Stderr = cfg.Stderr
 	e.proxy.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
@@ -52,11 +53,4 @@ func startRelayOnly(cfg Config) (*Egress, error) {
 		return nil, err
 	}
 	return e, nil
-}
-
-// relayOnlyArgs is srt-proxy's command line without a decider: the
-// handoff channel is its descriptor 3.
-func relayOnlyArgs(cfg *Config) []string {
-	f := srtlink.ProxyFlags{DeciderFD: -1, ControlFD: 3, Debug: cfg.Debug}
-	return f.Args()
 }
