@@ -160,6 +160,8 @@ func TestSRTModeOptionErrors(t *testing.T) {
 		"--decider-fd 3 --listen 127.0.0.1:0 --tls-terminate":                      "srt proxy: --tls-terminate is an option of srt's mode (--srt-mode); proxy-only mode's policy is fixed\n" + usageHint,
 		"--srt-mode --decider-fd 3 --control-fd 3 --tls-ca-cert x":                 "srt-proxy: --tls-ca-cert needs --tls-terminate",
 		"--srt-mode --decider-fd 3 --control-fd 3 --metrics-listen 127.0.0.1:0":    "srt-proxy: --metrics-listen is an option of proxy-only mode (srt proxy); srt's mode has no metrics",
+		"--srt-mode --decider-fd 3 --control-fd 3 --listen 127.0.0.1:0":            "srt-proxy: --listen is an option of proxy-only mode (srt proxy); srt's mode (--srt-mode) takes no such option",
+		"--srt-mode --control-fd 3 --decider-in 3 --decider-out 3":                 "srt-proxy: --decider-in is an option of proxy-only mode (srt proxy); srt's mode (--srt-mode) takes no such option",
 		"--srt-mode --decider-fd 3 --control-fd 3 --ambiguous-target x":            `srt-proxy: --ambiguous-target must be refuse, asSpelled or normalize (got "x")`,
 		"--srt-mode --decider-fd 3 --control-fd 3 --tls-terminate --tls-ca-key k":  "srt-proxy: --tls-ca-cert and --tls-ca-key must be given together",
 		"--srt-mode --decider-fd 3 --control-fd 3 --tls-terminate --max-tunnels 0": "srt-proxy: --max-tunnels must be 1 to 65536",
