@@ -7,17 +7,16 @@ package engine
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf16"
 
 	"github.com/srt-sandbox/decider/control"
 	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/srtlink"
 )
 
 // Engine decides. It is safe for concurrent use.
@@ -76,7 +75,7 @@ func (e *Engine) Register(id string, allowed []string) error {
 		pats = append(pats, p)
 	}
 	e.mu.Lock()
-	e.commands[KeyLabel(id)] = pats
+	e.commands[srtlink.KeyLabel(id)] = pats
 	e.mu.Unlock()
 	return nil
 }
@@ -84,29 +83,8 @@ func (e *Engine) Register(id string, allowed []string) error {
 // Unregister removes a command's own list; absent ids are ignored.
 func (e *Engine) Unregister(id string) {
 	e.mu.Lock()
-	delete(e.commands, KeyLabel(id))
+	delete(e.commands, srtlink.KeyLabel(id))
 	e.mu.Unlock()
-}
-
-// KeyLabel is the part of a proxy username that identifies a command: the
-// base64 of the first 100 UTF-16 units of its attribution key.
-func KeyLabel(key string) string {
-	u := utf16.Encode([]rune(key))
-	if len(u) > 100 {
-		// A pair cut in half leaves a lone surrogate, which becomes
-		// U+FFFD, as the reference's Buffer.from(key.slice(0, 100)) does.
-		u = u[:100]
-	}
-	return base64.StdEncoding.EncodeToString([]byte(string(utf16.Decode(u))))
-}
-
-// UserLabel returns the key part of a proxy username ("srt.<key>"), or "".
-func UserLabel(user string) string {
-	k, ok := strings.CutPrefix(user, "srt.")
-	if !ok {
-		return ""
-	}
-	return k
 }
 
 // Decision is a verdict for one destination.
@@ -158,7 +136,7 @@ func (e *Engine) Settle(host string, port int, user string) (d policy.Decision, 
 // commandAllows looks host:port up in the own allow list of the command
 // the proxy username names.
 func (e *Engine) commandAllows(host string, port int, user string) (policy.Decision, bool) {
-	label := UserLabel(user)
+	label := srtlink.UserLabel(user)
 	if label == "" {
 		return policy.Decision{}, false
 	}

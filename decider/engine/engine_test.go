@@ -2,7 +2,6 @@ package engine
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"reflect"
@@ -12,6 +11,8 @@ import (
 
 	"github.com/srt-sandbox/decider/control"
 	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/srtlink"
+	"github.com/srt-sandbox/decider/srtlink/srtlinktest"
 )
 
 // violation is one call of Engine.Violation.
@@ -88,7 +89,7 @@ func line(hostPort, reason string) string {
 }
 
 // userOf is the proxy username srt gives a command with attribution key id.
-func userOf(id string) string { return "srt." + KeyLabel(id) }
+func userOf(id string) string { return srtlink.UserPrefix + srtlink.KeyLabel(id) }
 
 // settingsNetwork is the network of TestDecideOrder: every kind of entry
 // on both lists, with overlaps so the order of the steps shows.
@@ -363,7 +364,7 @@ func TestCommandLists(t *testing.T) {
 		{"key cut to 100 units", userOf(long + "other tail"), "long.example", 443, allowA("long.example", "long.example")},
 		{"bare srt user", "srt", "pypi.org", 443, undecided("pypi.org")},
 		{"empty user", "", "pypi.org", 443, undecided("pypi.org")},
-		{"label without srt prefix", KeyLabel(idA), "pypi.org", 443, undecided("pypi.org")},
+		{"label without srt prefix", srtlink.KeyLabel(idA), "pypi.org", 443, undecided("pypi.org")},
 		{"raw id as label", "srt." + idA, "pypi.org", 443, undecided("pypi.org")},
 	}
 	for _, tc := range cases {
@@ -828,60 +829,33 @@ func TestSetNetworkApplies(t *testing.T) {
 	}
 }
 
-func TestKeyLabel(t *testing.T) {
-	b64 := func(s string) string { return base64.StdEncoding.EncodeToString([]byte(s)) }
-	a100 := strings.Repeat("a", 100)
-	e100 := strings.Repeat("é", 100) // one UTF-16 unit, two UTF-8 bytes each
-	smile := "\U0001F600"            // two UTF-16 units
-	cases := []struct {
-		name string
-		key  string
-		want string
-	}{
-		{"empty", "", ""},
-		{"ascii", "npm test", "bnBtIHRlc3Q="},
-		{"exactly 100", a100, b64(a100)},
-		{"cut to 100", a100 + "bcd", b64(a100)},
-		{"non-ascii counted in utf-16 units", e100 + "é", b64(e100)},
-		{"pairs count two units", strings.Repeat(smile, 50) + "z", b64(strings.Repeat(smile, 50))},
-		{"pair at the end kept whole", strings.Repeat("a", 98) + smile + "z", b64(strings.Repeat("a", 98) + smile)},
-		// A pair across the cut leaves a lone half, encoded as U+FFFD, the
-		// same label as the reference's Buffer.from(key.slice(0, 100)).
-		{"pair across the cut", strings.Repeat("a", 99) + smile, b64(strings.Repeat("a", 99) + "\uFFFD")},
+// The attribution user's vectors (shared/srtlink/users.json), the
+// decider's side: a command's list, registered under its key, applies to
+// the requests of the user srt makes of that key (srtlink.UserFor), and
+// to no other user.
+func TestUserVectors(t *testing.T) {
+	e, _ := newEngine(t, &control.Network{AllowedDomains: []string{}, DeniedDomains: []string{}}, false)
+	for _, c := range srtlinktest.Keys(t) {
+		if err := e.Register(c.Key, []string{"own.example"}); err != nil {
+			t.Fatal(err)
+		}
+		// The bare user names no command: a key too long for a user of
+		// its own gets no list.
+		want := c.User != srtlink.BareUser
+		if d := e.Decide(context.Background(), "own.example", 443, c.User); d.Allow != want {
+			t.Errorf("%s: the command's own list applies to %q: %v, want %v", c.Name, c.User, d.Allow, want)
+		}
+		e.Unregister(c.Key)
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			got := KeyLabel(tc.key)
-			if got != tc.want {
-				t.Errorf("KeyLabel(%q) = %q; want %q", tc.key, got, tc.want)
-			}
-			if UserLabel("srt."+got) != got {
-				t.Errorf("UserLabel(srt.%s) does not give the label back", got)
-			}
-		})
+	const key = "test"
+	if err := e.Register(key, []string{"own.example"}); err != nil {
+		t.Fatal(err)
 	}
-}
-
-func TestUserLabel(t *testing.T) {
-	cases := []struct {
-		user string
-		want string
-	}{
-		{"srt.bnBtIHRlc3Q=", "bnBtIHRlc3Q="},
-		{"srt.a+b/c=", "a+b/c="},
-		{"srt", ""},
-		{"srt.", ""},
-		{"", ""},
-		{"SRT.abc", ""},
-		{"xsrt.abc", ""},
-		{"bnBtIHRlc3Q=", ""},
-	}
-	for _, tc := range cases {
-		t.Run(tc.user, func(t *testing.T) {
-			if got := UserLabel(tc.user); got != tc.want {
-				t.Errorf("UserLabel(%q) = %q; want %q", tc.user, got, tc.want)
-			}
-		})
+	for _, c := range srtlinktest.Users(t) {
+		want := c.Label != "" && c.Label == srtlink.KeyLabel(key)
+		if d := e.Decide(context.Background(), "own.example", 443, c.User); d.Allow != want {
+			t.Errorf("%s: the list of key %q applies to %q: %v, want %v", c.Name, key, c.User, d.Allow, want)
+		}
 	}
 }
 

@@ -259,8 +259,9 @@ func (c *Checker) unknownKey(p Path, fields []Field) {
 	}
 	best := closest(p[len(p)-1], names)
 	// A key of a section (network.allowedDomains) written elsewhere, at
-	// the top level say, is a likelier mistake than a misspelling.
-	if full, ok := c.Hints[strings.ToLower(p[len(p)-1])]; ok && full != p.String() {
+	// the top level say, is a likelier mistake than a misspelling; in its
+	// own section in another case it is a misspelling there.
+	if full, ok := c.Hints[strings.ToLower(p[len(p)-1])]; ok && !strings.EqualFold(full, p.String()) {
 		best = full
 	}
 	if best != "" {

@@ -16,6 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/srt-sandbox/decider/srtlink"
 	"github.com/srt-sandbox/srt/internal/bwrap"
 	"github.com/srt-sandbox/srt/internal/fsview"
 	"github.com/srt-sandbox/srt/internal/initstage"
@@ -171,7 +172,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	if err != nil {
 		return nil, err
 	}
-	c.ns, c.user = ns, userFor(key)
+	c.ns, c.user = ns, srtlink.UserFor(key)
 	c.loopAddrs, c.loopback = loopbackEntries(cfg.Network.AllowedDomains, own)
 	// Runs that were killed may have left placeholders: clean them up
 	// before the plan looks at the filesystem, or it would take them for
@@ -181,7 +182,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	if text == "" {
 		text = command
 	}
-	m.net.remember(keyLabel(key), text)
+	m.net.remember(srtlink.KeyLabel(key), text)
 	// The state directory is made before the plan, which keeps it
 	// read-only: a command that may write $TMPDIR must not make it first.
 	stateDir, err := placeholders.StateDir()

@@ -76,15 +76,7 @@ func localPort(f *os.File) int {
 // proxy ports does not take effect: the sandboxes' environment and the
 // egress processes were set up for the ports the Manager was made with.
 func (m *Manager) warnExternalPorts(cfg *settings.Config) {
-	now := externalOf(&cfg.Network)
-	var keys []string
-	if now.http != m.net.ext.http {
-		keys = append(keys, "network.httpProxyPort")
-	}
-	if now.socks != m.net.ext.socks {
-		keys = append(keys, "network.socksProxyPort")
-	}
-	for _, k := range keys {
+	for _, k := range settings.StartOnlyChanges(m.net.made, &cfg.Network, settings.ReadBySRT) {
 		fmt.Fprintf(m.opts.Warnings, "srt: warning: the update changes %s, which srt reads only when it starts; it keeps the value it started with (start a new srt, or a new Manager, to change it)\n", k)
 	}
 }

@@ -172,7 +172,9 @@ func New(cfg *settings.Config, opts Options) (*Manager, error) {
 	}
 	opts.Logger.Debug("sandbox ready", "bwrap", info.Path, "init", initExe)
 	m := &Manager{opts: opts, bwrap: info, bwrapFix: bwrapFix, shell: shell, cfg: cfg, initExe: initExe, initFix: initFix, kernel: kernel}
-	m.net.ext = externalOf(&cfg.Network)
+	made := cfg.Network
+	m.net.made = &made
+	m.net.ext = externalOf(&made)
 	if m.net.ext.ownProxy() {
 		m.net.token = newToken()
 	}
@@ -264,7 +266,8 @@ func (m *Manager) Config() *settings.Config {
 // refuseOpaqueTunnels, requireHostMatch, ambiguousRequestTarget,
 // stripResponseHeaders, allowPlaintextHeaderSet) keeps the values it
 // started with, and so do network.httpProxyPort and socksProxyPort, read
-// by New; an update that changes them says so on Options.Warnings.
+// by New (settings.Keys, StartOnly); an update that changes them says so
+// on Options.Warnings.
 func (m *Manager) UpdateConfig(cfg *settings.Config) error {
 	if cfg == nil {
 		return errors.New("sandbox: nil config")

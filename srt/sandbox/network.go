@@ -14,8 +14,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/srt-sandbox/decider/control"
-	"github.com/srt-sandbox/decider/engine"
 	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/srtlink"
 	"github.com/srt-sandbox/srt/internal/egress"
 	"github.com/srt-sandbox/srt/internal/placeholders"
 	"github.com/srt-sandbox/srt/internal/plan"
@@ -48,8 +48,11 @@ type network struct {
 	helper string              // the ssh ProxyCommand executable (host path)
 	// trust is the running egress's TLS termination; nil without it.
 	trust atomic.Pointer[trustFiles]
-	// started is the network settings the egress started with (its
-	// start-only options), once it has.
+	// made is the network settings the Manager was made with, of which
+	// it keeps what srt reads when it starts (settings.ReadBySRT).
+	made *settings.Network
+	// started is the network settings the egress started with (what
+	// srt-proxy reads when it starts, settings.ReadByProxy), once it has.
 	started atomic.Pointer[settings.Network]
 }
 
@@ -66,22 +69,6 @@ func newToken() string {
 		n += max(m, 0)
 	}
 	return hex.EncodeToString(b)
-}
-
-// keyLabel is the attribution label of a key (see engine.KeyLabel).
-func keyLabel(key string) string { return engine.KeyLabel(key) }
-
-// userFor is the proxy username carrying the attribution key: "srt.<label>",
-// or bare "srt" when that would exceed 255 bytes.
-func userFor(key string) string {
-	if key == "" {
-		return "srt"
-	}
-	u := "srt." + keyLabel(key)
-	if len(u) > 255 {
-		return "srt"
-	}
-	return u
 }
 
 func (n *network) remember(label, text string) {
@@ -115,7 +102,7 @@ func (n *network) textOf(label string) string {
 
 // proxyPlan is the proxy part of a command's plan.
 func (m *Manager) proxyPlan(key string) *plan.Proxy {
-	p := &plan.Proxy{HTTPPort: httpProxyPort, SOCKSPort: socksProxyPort, User: userFor(key), Token: m.net.token,
+	p := &plan.Proxy{HTTPPort: httpProxyPort, SOCKSPort: socksProxyPort, User: srtlink.UserFor(key), Token: m.net.token,
 		HTTPExternal: m.net.ext.http != 0, SOCKSExternal: m.net.ext.socks != 0}
 	if m.net.helper != "" {
 		p.Connect = []string{m.net.helper, "--srt-connect=v1"}
@@ -129,11 +116,8 @@ func (m *Manager) proxyPlan(key string) *plan.Proxy {
 func (m *Manager) egress() (*egress.Egress, error) {
 	m.net.once.Do(func() {
 		cfg := m.Config()
-		// With every port relayed to an external proxy there is nothing
-		// for srt to decide: srt-proxy runs alone.
-		relayOnly := !m.net.ext.ownProxy()
 		decider := ""
-		if !relayOnly {
+		if m.net.ext.ownProxy() {
 			if decider, m.net.err = startProgram(m.opts.DeciderExecutable, "decider", "DeciderExecutable"); m.net.err != nil {
 				return
 			}
@@ -143,25 +127,15 @@ func (m *Manager) egress() (*egress.Egress, error) {
 			m.net.err = err
 			return
 		}
-		var tlsCfg *egress.TLS
+		ec := m.egressConfig(cfg)
+		ec.DeciderPath, ec.ProxyPath = decider, proxy
 		var trust *trustFiles
-		// TLS termination is srt's own HTTP proxy's (the settings refuse
-		// it with httpProxyPort; an update cannot bring it back).
-		if t := cfg.Network.TLSTerminate; t != nil && m.net.ext.http == 0 {
-			if tlsCfg, trust, m.net.err = tlsConfig(t); m.net.err != nil {
+		if ec.TLS != nil {
+			if trust, m.net.err = newTrustFiles(ec.TLS); m.net.err != nil {
 				return
 			}
 		}
-		parent := parentProxy(cfg)
-		eg, err := egress.Start(egress.Config{
-			DeciderPath: decider, ProxyPath: proxy,
-			ParentHTTP: parent.HTTP, ParentHTTPS: parent.HTTPS, NoProxy: parent.NoProxy,
-			Network: networkOf(cfg), Ask: m.opts.Ask != nil, Token: m.net.token,
-			VerdictTimeout: m.verdictTimeout(),
-			Debug:          m.opts.Debug, Stderr: m.opts.Warnings,
-			OnViolation: m.violation, OnAsk: m.ask,
-			Rules: rulesOf(&cfg.Network), TLS: tlsCfg, RelayOnly: relayOnly,
-		})
+		eg, err := egress.Start(ec)
 		if err != nil {
 			m.net.err = startError(err)
 			if trust != nil {
@@ -193,6 +167,32 @@ func (m *Manager) egress() (*egress.Egress, error) {
 		}
 	})
 	return m.net.eg, m.net.err
+}
+
+// egressConfig is what the egress starts with under cfg, but for the
+// programs' paths and the trust bundle's (newTrustFiles). Of the settings,
+// what goes to srt-proxy's command line (egress.Config.ProxyFlags) is
+// exactly the keys settings.Keys says srt-proxy reads when it starts
+// (settings.ReadByProxy); the decider gets the lists.
+func (m *Manager) egressConfig(cfg *settings.Config) egress.Config {
+	parent := parentProxy(cfg)
+	ec := egress.Config{
+		ParentHTTP: parent.HTTP, ParentHTTPS: parent.HTTPS, NoProxy: parent.NoProxy,
+		Network: networkOf(cfg), Ask: m.opts.Ask != nil, Token: m.net.token,
+		VerdictTimeout: m.verdictTimeout(),
+		Debug:          m.opts.Debug, Stderr: m.opts.Warnings,
+		OnViolation: m.violation, OnAsk: m.ask,
+		Rules: rulesOf(&cfg.Network),
+		// With every port relayed to an external proxy there is nothing
+		// for srt to decide: srt-proxy runs alone.
+		RelayOnly: !m.net.ext.ownProxy(),
+	}
+	// TLS termination is srt's own HTTP proxy's (the settings refuse it
+	// with httpProxyPort; an update cannot bring it back).
+	if t := cfg.Network.TLSTerminate; t != nil && m.net.ext.http == 0 {
+		ec.TLS = tlsFlags(t)
+	}
+	return ec
 }
 
 func (m *Manager) verdictTimeout() time.Duration {
@@ -238,7 +238,7 @@ func (m *Manager) SyncViolations() {
 
 // violation records one from the decider.
 func (m *Manager) violation(line, user string) {
-	label := engine.UserLabel(user)
+	label := srtlink.UserLabel(user)
 	text := m.net.textOf(label)
 	if Ignored(m.Config().IgnoreViolations, line, text) {
 		return
@@ -255,7 +255,7 @@ func (m *Manager) ask(host string, port int, user string) (bool, string) {
 	if m.opts.Ask == nil {
 		return false, ""
 	}
-	allow, reason, err := m.opts.Ask(AskRequest{Host: host, Port: port, Command: m.net.textOf(engine.UserLabel(user))})
+	allow, reason, err := m.opts.Ask(AskRequest{Host: host, Port: port, Command: m.net.textOf(srtlink.UserLabel(user))})
 	if err != nil {
 		return false, "permission prompt failed"
 	}

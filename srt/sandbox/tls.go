@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"reflect"
 	"strings"
 	"time"
 
+	"github.com/srt-sandbox/decider/srtlink"
 	"github.com/srt-sandbox/srt/internal/egress"
 	"github.com/srt-sandbox/srt/internal/placeholders"
 	"github.com/srt-sandbox/srt/settings"
@@ -25,12 +25,12 @@ type trustFiles struct {
 // bundleName is the trust bundle's file name in its run directory.
 const bundleName = "trust-bundle.crt"
 
-// tlsConfig is what srt-proxy needs for network.tlsTerminate: the CA's
-// paths made absolute (srt-proxy and the plan see the same files), the
-// bundle's path in a fresh run directory of srt's state directory.
-// srt makes no certificate and reads no key: srt-proxy does, so that
-// srt's own start never pays for the crypto packages.
-func tlsConfig(t *settings.TLSTerminate) (*egress.TLS, *trustFiles, error) {
+// tlsFlags is network.tlsTerminate as srt-proxy takes it, but for where
+// the trust bundle goes (newTrustFiles): the CA's paths made absolute
+// (srt-proxy and the plan see the same files). srt makes no certificate
+// and reads no key: srt-proxy does, so that srt's own start never pays for
+// the crypto packages.
+func tlsFlags(t *settings.TLSTerminate) *srtlink.TLS {
 	abs := func(p string) string {
 		if p == "" {
 			return ""
@@ -40,27 +40,33 @@ func tlsConfig(t *settings.TLSTerminate) (*egress.TLS, *trustFiles, error) {
 		}
 		return p
 	}
-	dir, err := placeholders.MakeRunDir()
-	if err != nil {
-		return nil, nil, fmt.Errorf("tlsTerminate: a directory for the trust bundle: %w", err)
-	}
-	files := &trustFiles{dir: dir, bundle: filepath.Join(dir, bundleName), caCert: abs(t.CACertPath), caKey: abs(t.CAKeyPath)}
-	cfg := &egress.TLS{
-		CACert: files.caCert, CAKey: files.caKey, BundleOut: files.bundle,
+	f := &srtlink.TLS{
+		CACert: abs(t.CACertPath), CAKey: abs(t.CAKeyPath),
 		MaxTunnels: t.MaxTunnels, HandshakeTimeout: time.Duration(t.HandshakeTimeoutMs) * time.Millisecond,
 	}
 	for _, p := range t.ExtraCACertPaths {
-		cfg.ExtraCACerts = append(cfg.ExtraCACerts, abs(p))
+		f.ExtraCACerts = append(f.ExtraCACerts, abs(p))
 	}
 	for _, p := range t.ExcludeDomains {
-		cfg.Exclude = append(cfg.Exclude, p.String())
+		f.Exclude = append(f.Exclude, p.String())
 	}
-	return cfg, files, nil
+	return f
+}
+
+// newTrustFiles makes a fresh run directory of srt's state directory for
+// the trust bundle srt-proxy writes under f, and points f.BundleOut at it.
+func newTrustFiles(f *srtlink.TLS) (*trustFiles, error) {
+	dir, err := placeholders.MakeRunDir()
+	if err != nil {
+		return nil, fmt.Errorf("tlsTerminate: a directory for the trust bundle: %w", err)
+	}
+	f.BundleOut = filepath.Join(dir, bundleName)
+	return &trustFiles{dir: dir, bundle: f.BundleOut, caCert: f.CACert, caKey: f.CAKey}, nil
 }
 
 // rulesOf are the settings' request options as srt-proxy takes them.
-func rulesOf(n *settings.Network) egress.Rules {
-	return egress.Rules{
+func rulesOf(n *settings.Network) srtlink.Rules {
+	return srtlink.Rules{
 		RefuseOpaqueTunnels: n.RefuseOpaqueTunnels, RequireHostMatch: n.RequireHostMatch,
 		PlaintextHeaderSet: n.AllowPlaintextHeaderSet, AmbiguousTarget: n.AmbiguousRequestTarget,
 		StripResponseHeaders: n.StripResponseHeaders,
@@ -85,29 +91,6 @@ func readyTrust(f *trustFiles) {
 	os.Chmod(f.dir, 0o755)
 }
 
-// startOnlyKeys are the settings srt-proxy reads once, when it starts: a
-// live update cannot change them.
-func startOnlyKeys(a, b *settings.Network) []string {
-	var keys []string
-	for _, k := range []struct {
-		name string
-		same bool
-	}{
-		{"tlsTerminate", reflect.DeepEqual(a.TLSTerminate, b.TLSTerminate)},
-		{"parentProxy", reflect.DeepEqual(a.ParentProxy, b.ParentProxy)},
-		{"refuseOpaqueTunnels", a.RefuseOpaqueTunnels == b.RefuseOpaqueTunnels},
-		{"requireHostMatch", a.RequireHostMatch == b.RequireHostMatch},
-		{"ambiguousRequestTarget", a.AmbiguousRequestTarget == b.AmbiguousRequestTarget},
-		{"stripResponseHeaders", reflect.DeepEqual(a.StripResponseHeaders, b.StripResponseHeaders)},
-		{"allowPlaintextHeaderSet", a.AllowPlaintextHeaderSet == b.AllowPlaintextHeaderSet},
-	} {
-		if !k.same {
-			keys = append(keys, "network."+k.name)
-		}
-	}
-	return keys
-}
-
 // warnStartOnly says, on a live update, which start-only settings it
 // changes: they keep the values the proxy started with.
 func (m *Manager) warnStartOnly(cfg *settings.Config) {
@@ -115,7 +98,7 @@ func (m *Manager) warnStartOnly(cfg *settings.Config) {
 	if started == nil {
 		return // not started: it will start with this config
 	}
-	if keys := startOnlyKeys(started, &cfg.Network); len(keys) > 0 {
+	if keys := settings.StartOnlyChanges(started, &cfg.Network, settings.ReadByProxy); len(keys) > 0 {
 		fmt.Fprintf(m.opts.Warnings, "srt: warning: the update changes %s, which the network proxy reads only when it starts; the running proxy keeps the values it started with (start a new srt, or a new Manager, to change them)\n", strings.Join(keys, ", "))
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/srtlink"
 )
 
 // Violation is one thing the sandbox refused.
@@ -71,7 +72,7 @@ func (s *ViolationStore) Total() int {
 // ForKey returns the kept violations attributed to the command with this
 // attribution key (a command id, or the command text).
 func (s *ViolationStore) ForKey(key string) []Violation {
-	label := keyLabel(key)
+	label := srtlink.KeyLabel(key)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	var out []Violation

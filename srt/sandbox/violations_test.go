@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/srt-sandbox/decider/srtlink"
 )
 
 func TestViolationStoreKeepsTheLast100(t *testing.T) {
@@ -11,7 +13,7 @@ func TestViolationStoreKeepsTheLast100(t *testing.T) {
 	var seen int
 	unsub := s.Subscribe(func(vs []Violation) { seen = len(vs) })
 	for i := 0; i < 130; i++ {
-		s.Add(Violation{Line: fmt.Sprintf("deny network-outbound h%d.test:80 (x)", i), Key: keyLabel("k")})
+		s.Add(Violation{Line: fmt.Sprintf("deny network-outbound h%d.test:80 (x)", i), Key: srtlink.KeyLabel("k")})
 	}
 	if len(s.Recent()) != 100 || s.Total() != 130 || seen != 100 {
 		t.Fatalf("recent %d, total %d, subscriber saw %d", len(s.Recent()), s.Total(), seen)

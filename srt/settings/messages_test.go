@@ -30,6 +30,19 @@ var dynamicMessages = map[string][]string{
 	"Patterns": patternMessages(),
 	// NetworkObject's deniedResolvedAddresses reports the policy package's error.
 	"NetworkObject": {policy.InvalidAddressRangeMessage},
+	// unimplemented says what Keys says of what srt does not implement yet.
+	"unimplemented": notYetMessages(),
+}
+
+// notYetMessages are the NotYet messages of Keys.
+func notYetMessages() []string {
+	var out []string
+	for _, k := range Keys {
+		if k.NotYet != "" {
+			out = append(out, k.NotYet)
+		}
+	}
+	return out
 }
 
 // patternMessages are the messages settingsfile.PatternIssue can give:

@@ -25,7 +25,7 @@ func fromValue(root *value) (*Config, error) {
 	c.Hints = sectionKeys()
 	if c.Object(nil, root, c.topFields(cfg, root)) {
 		if len(c.Issues) == 0 {
-			c.unimplemented(cfg, root)
+			c.unimplemented(root)
 		}
 	}
 	if len(c.Issues) > 0 {

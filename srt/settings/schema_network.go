@@ -3,9 +3,11 @@ package settings
 import (
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/srt-sandbox/decider/policy"
 	"github.com/srt-sandbox/decider/settingsfile"
+	"github.com/srt-sandbox/decider/srtlink"
 )
 
 // The domain-pattern messages (the reference's) are settingsfile's, which
@@ -19,11 +21,11 @@ const (
 // then the keys of srt's sandbox and of its own proxy.
 func (c *checker) network(p path, v *value, cfg *Config, root *value) {
 	n := &cfg.Network
-	c.NetworkObject(p, v, &n.Network, []field{
-		{Name: "allowUnixSockets", Ignored: "macOS only; Linux blocks or allows all Unix sockets", Check: func(p path, v *value) { c.Strings(p, v, false) }},
+	c.NetworkObject(p, v, &n.Network, withKeys("network", []field{
+		{Name: "allowUnixSockets", Check: func(p path, v *value) { c.Strings(p, v, false) }},
 		{Name: "allowAllUnixSockets", Check: func(p path, v *value) { n.AllowAllUnixSockets, _ = c.Boolean(p, v) }},
-		{Name: "allowLocalBinding", Ignored: "macOS and Windows only; on Linux the sandbox has its own loopback", Check: func(p path, v *value) { c.Boolean(p, v) }},
-		{Name: "allowMachLookup", Ignored: "macOS only", Check: c.machLookup},
+		{Name: "allowLocalBinding", Check: func(p path, v *value) { c.Boolean(p, v) }},
+		{Name: "allowMachLookup", Check: c.machLookup},
 		{Name: "httpProxyPort", Check: func(p path, v *value) { n.HTTPProxyPort, _ = c.Integer(p, v, 1, 65535) }},
 		{Name: "socksProxyPort", Check: func(p path, v *value) { n.SOCKSProxyPort, _ = c.Integer(p, v, 1, 65535) }},
 		{Name: "mitmProxy", Check: func(p path, v *value) {
@@ -57,12 +59,12 @@ func (c *checker) network(p path, v *value, cfg *Config, root *value) {
 		{Name: "refuseOpaqueTunnels", Check: func(p path, v *value) { n.RefuseOpaqueTunnels, _ = c.Boolean(p, v) }},
 		{Name: "requireHostMatch", Check: func(p path, v *value) { n.RequireHostMatch, _ = c.Boolean(p, v) }},
 		{Name: "ambiguousRequestTarget", Check: func(p path, v *value) {
-			if s, ok := c.Enum(p, v, "refuse", "asSpelled", "normalize"); ok {
+			if s, ok := c.Enum(p, v, srtlink.AmbiguousTargets...); ok {
 				n.AmbiguousRequestTarget = s
 			}
 		}},
 		{Name: "tlsTerminate", Check: func(p path, v *value) { n.TLSTerminate = c.tlsTerminate(p, v) }},
-	})
+	}))
 	c.externalProxy(p, v, n)
 }
 
@@ -102,12 +104,12 @@ func (c *checker) tlsTerminate(p path, v *value) *TLSTerminate {
 		}},
 		{Name: "extraCaCertPaths", Check: func(p path, v *value) { t.ExtraCACertPaths, _ = c.Strings(p, v, true) }},
 		{Name: "maxTunnels", Check: func(p path, v *value) {
-			if n, ok := c.Integer(p, v, 1, 65536); ok {
+			if n, ok := c.Integer(p, v, srtlink.MinMaxTunnels, srtlink.MaxMaxTunnels); ok {
 				t.MaxTunnels = n
 			}
 		}},
 		{Name: "handshakeTimeoutMs", Check: func(p path, v *value) {
-			if n, ok := c.Integer(p, v, 100, 600000); ok {
+			if n, ok := c.Integer(p, v, int64(srtlink.MinHandshakeTimeout/time.Millisecond), int64(srtlink.MaxHandshakeTimeout/time.Millisecond)); ok {
 				t.HandshakeTimeoutMs = n
 			}
 		}},

@@ -7,7 +7,7 @@ import (
 
 // topFields is the schema of the file's top level.
 func (c *checker) topFields(cfg *Config, root *value) []field {
-	return []field{
+	return withKeys("", []field{
 		{Name: "network", Required: true, Check: func(p path, v *value) { c.network(p, v, cfg, root) }},
 		{Name: "filesystem", Required: true, Check: func(p path, v *value) { c.filesystem(p, v, &cfg.Filesystem) }},
 		{Name: "credentials", Check: func(p path, v *value) { c.credentials(p, v, cfg, root) }},
@@ -23,26 +23,26 @@ func (c *checker) topFields(cfg *Config, root *value) []field {
 		{Name: "enableWeakerNestedSandbox", Check: func(p path, v *value) { cfg.EnableWeakerNestedSandbox, _ = c.Boolean(p, v) }},
 		{Name: "allowNestedUserNamespaces", Check: func(p path, v *value) { cfg.AllowNestedUserNamespaces, _ = c.Boolean(p, v) }},
 		{Name: "requireLandlock", Check: func(p path, v *value) { c.requireLandlock(p, v, cfg, root) }},
-		{Name: "enableWeakerNetworkIsolation", Ignored: "macOS only", Check: func(p path, v *value) { c.Boolean(p, v) }},
-		{Name: "allowAppleEvents", Ignored: "macOS only", Check: func(p path, v *value) { c.Boolean(p, v) }},
-		{Name: "allowPty", Ignored: "macOS only", Check: func(p path, v *value) { c.Boolean(p, v) }},
-		{Name: "ripgrep", Ignored: "configures the reference's ripgrep; srt walks the tree itself", Check: c.ripgrep},
+		{Name: "enableWeakerNetworkIsolation", Check: func(p path, v *value) { c.Boolean(p, v) }},
+		{Name: "allowAppleEvents", Check: func(p path, v *value) { c.Boolean(p, v) }},
+		{Name: "allowPty", Check: func(p path, v *value) { c.Boolean(p, v) }},
+		{Name: "ripgrep", Check: c.ripgrep},
 		{Name: "mandatoryDenySearchDepth", Check: func(p path, v *value) {
 			if n, ok := c.Integer(p, v, 1, 10); ok {
 				cfg.MandatoryDenySearchDepth = n
 			}
 		}},
-		{Name: "seccomp", Ignored: "configures the reference's seccomp helper; srt has its own", Check: c.seccompHelper},
+		{Name: "seccomp", Check: c.seccompHelper},
 		{Name: "bwrapPath", Check: func(p path, v *value) { cfg.BwrapPath, _ = c.absPath(p, v) }},
-		{Name: "socatPath", Ignored: "srt does not use socat", Check: func(p path, v *value) { c.absPath(p, v) }},
-		{Name: "javaAgentJarPath", Ignored: "srt does not ship the Java proxy agent", Check: func(p path, v *value) { c.absPath(p, v) }},
+		{Name: "socatPath", Check: func(p path, v *value) { c.absPath(p, v) }},
+		{Name: "javaAgentJarPath", Check: func(p path, v *value) { c.absPath(p, v) }},
 		{Name: "git", Check: func(p path, v *value) {
 			c.Object(p, v, []field{{Name: "safeDirectories", Check: func(p path, v *value) {
 				cfg.GitSafeDirectories, _ = c.Strings(p, v, false)
 			}}})
 		}},
-		{Name: "windows", Ignored: "Windows only", Check: c.windows},
-	}
+		{Name: "windows", Check: c.windows},
+	})
 }
 
 // absPath checks a helper binary path.

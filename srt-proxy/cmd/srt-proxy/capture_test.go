@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/srt-sandbox/decider/control"
-	"github.com/srt-sandbox/decider/engine"
+	"github.com/srt-sandbox/decider/srtlink"
 	"github.com/srt-sandbox/srt-proxy/internal/testcert"
 )
 
@@ -105,7 +105,7 @@ func TestCapture(t *testing.T) {
 	webServer(t, l6, "hello6")
 
 	const key = "cmd-1"
-	user := "srt." + engine.KeyLabel(key)
+	user := srtlink.UserFor(key)
 	network := control.Network{
 		AllowedDomains: []string{"allowed.test", "127.0.0.1:" + strconv.Itoa(up), "localhost:" + strconv.Itoa(up6)},
 		DeniedDomains:  []string{"denied.test"},

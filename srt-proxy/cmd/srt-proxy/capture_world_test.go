@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/decider/control"
-	"github.com/srt-sandbox/srt-proxy/internal/handoff"
+	"github.com/srt-sandbox/decider/srtlink"
 )
 
 // The capture tests run srt's egress as srt does (srt/internal/egress):
@@ -117,10 +117,10 @@ func startEgress(t *testing.T, network control.Network, hosts string, args ...st
 // hand gives srt-proxy a sandbox's capture and name server sockets.
 func (e *egress) hand(id, user string, loopback map[string]string, ns *sandboxNS) {
 	e.t.Helper()
-	if err := handoff.Send(e.ho, handoff.Message{T: "listen", ID: id, Role: handoff.RoleCapture, User: user, Loopback: loopback}, ns.capture); err != nil {
+	if err := srtlink.Send(e.ho, srtlink.Message{T: "listen", ID: id, Role: srtlink.RoleCapture, User: user, Loopback: loopback}, ns.capture); err != nil {
 		e.t.Fatal(err)
 	}
-	if err := handoff.Send(e.ho, handoff.Message{T: "listen", ID: id, Role: handoff.RoleDNS}, ns.dns); err != nil {
+	if err := srtlink.Send(e.ho, srtlink.Message{T: "listen", ID: id, Role: srtlink.RoleDNS}, ns.dns); err != nil {
 		e.t.Fatal(err)
 	}
 }

@@ -6,10 +6,12 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
+	"github.com/srt-sandbox/decider/srtlink"
 	"github.com/srt-sandbox/srt-proxy/internal/link"
 )
 
@@ -56,6 +58,9 @@ func runWith(args []string, stdout, stderr io.Writer) int {
 		}
 		return usage(usagePrefix + err.Error())
 	}
+	if hasArg(norm, "--srt-mode") {
+		return runSRTMode(norm, stderr)
+	}
 	code := exitOK
 	app := &cli.App{
 		Name:                      "srt-proxy",
@@ -71,10 +76,6 @@ func runWith(args []string, stdout, stderr io.Writer) int {
 		// it would print on stdout.
 		OnUsageError: func(_ *cli.Context, err error, _ bool) error { return err },
 		Action: func(c *cli.Context) error {
-			if c.Bool("srt-mode") {
-				code = runSRTMode(c, stderr)
-				return nil
-			}
 			o, err := proxyOnlyOptions(c)
 			if err != nil {
 				code = usage(usagePrefix + err.Error())
@@ -90,8 +91,10 @@ func runWith(args []string, stdout, stderr io.Writer) int {
 	return code
 }
 
-// flags are the options as urfave/cli parses them (normalizeArgs has
-// checked them; their help is options' in args.go).
+// flags are the options as urfave/cli parses them in proxy-only mode
+// (normalizeArgs has checked them; their help is options' in args.go).
+// The options of srt's mode are among them so that proxy-only mode can
+// refuse them by name.
 func flags() []cli.Flag {
 	return []cli.Flag{
 		&cli.StringSliceFlag{Name: "listen-fd"},
@@ -134,49 +137,57 @@ var srtModeOnly = []string{
 	"max-tunnels", "handshake-timeout", "refuse-opaque-tunnels", "require-host-match", "ambiguous-target",
 }
 
-// runSRTMode serves srt's own mode (srtmode.go).
-func runSRTMode(c *cli.Context, stderr io.Writer) int {
-	if c.IsSet("metrics-listen") {
-		// srt's sandbox mode has no metrics: srt never asks for them.
-		fmt.Fprintln(stderr, srtModeTitle+"--metrics-listen is an option of proxy-only mode (srt proxy); srt's mode has no metrics")
-		return exitUsage
-	}
-	dec, err1 := fdFlag(c, "decider-fd")
-	ctl, err2 := fdFlag(c, "control-fd")
-	if err := errors.Join(err1, err2); err != nil || ctl < 0 {
-		fmt.Fprintln(stderr, srtModeTitle+"--srt-mode needs --control-fd (and --decider-fd, unless it only relays)")
-		return exitUsage
-	}
-	if dec < 0 {
-		// Without a decider srt-proxy only relays to external proxies;
-		// an option of its own proxy would be silently dropped.
-		for _, name := range append([]string{"parent-http", "parent-https", "no-proxy", "verdict-timeout", "strip-response-header", "plaintext-header-set"}, srtModeOnly...) {
-			if c.IsSet(name) {
-				fmt.Fprintf(stderr, srtModeTitle+"--%s needs --decider-fd: without a decider srt-proxy only relays\n", name)
-				return exitUsage
-			}
-		}
-	}
-	o := srtOptions{
-		deciderFD: dec, controlFD: ctl,
-		parentHTTP: c.String("parent-http"), parentHTTPS: c.String("parent-https"), noProxy: c.String("no-proxy"),
-		verdictTimeout: c.Duration("verdict-timeout"), debug: c.Bool("debug"),
-	}
-	if err := o.readRules(c); err != nil {
+// runSRTMode serves srt's own mode (srtmode.go) with args, normalized.
+func runSRTMode(args []string, stderr io.Writer) int {
+	o, err := srtModeOptions(args)
+	if err != nil {
 		fmt.Fprintln(stderr, srtModeTitle+err.Error())
 		return exitUsage
 	}
-	var err error
-	if dec < 0 {
+	if o.DeciderFD < 0 {
 		err = runRelayOnly(o)
 	} else {
 		err = runSRT(o)
 	}
 	// In srt's mode srt-proxy stops when srt does; that is not a failure.
-	if err != nil && c.Bool("debug") {
+	if err != nil && o.Debug {
 		fmt.Fprintf(stderr, srtModeTitle+"stopped (%v)\n", err)
 	}
 	return exitOK
+}
+
+// srtModeOptions reads srt's mode's args (normalized): srtlink's flags,
+// which srtlink.ParseProxyFlags checks, and none of proxy-only mode's.
+func srtModeOptions(args []string) (srtOptions, error) {
+	switch name := proxyOnlyOption(args); name {
+	case "":
+	case "--metrics-listen":
+		// srt's sandbox mode has no metrics: srt never asks for them.
+		return srtOptions{}, errors.New("--metrics-listen is an option of proxy-only mode (srt proxy); srt's mode has no metrics")
+	default:
+		return srtOptions{}, fmt.Errorf("%s is an option of proxy-only mode (srt proxy); srt's mode (--srt-mode) takes no such option", name)
+	}
+	f, err := srtlink.ParseProxyFlags(args)
+	if err != nil {
+		return srtOptions{}, err
+	}
+	return srtOptionsOf(f), nil
+}
+
+// proxyOnlyOption is the first of args (normalized) that is an option of
+// proxy-only mode alone, or "".
+func proxyOnlyOption(args []string) string {
+	srtMode := map[string]bool{}
+	for _, name := range srtlink.ProxyFlagNames() {
+		srtMode[name] = true
+	}
+	for _, a := range args {
+		name, _, _ := strings.Cut(a, "=")
+		if !srtMode[name] {
+			return name
+		}
+	}
+	return ""
 }
 
 // fdFlag is a descriptor option's value; -1 when it is not given.

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -15,6 +13,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/srt-sandbox/decider/protocol"
+	"github.com/srt-sandbox/decider/srtlink"
 )
 
 // proxyOnlyOpts are the settings of proxy-only mode, from the command line
@@ -198,13 +197,7 @@ func flagName(role string) string {
 
 // jsonQuote quotes s as JavaScript's JSON.stringify does (the reference's
 // messages quote flag values so).
-func jsonQuote(s string) string {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.Encode(s)
-	return strings.TrimSuffix(b.String(), "\n")
-}
+func jsonQuote(s string) string { return srtlink.Quote(s) }
 
 // socketActivation returns the descriptors systemd passed (3 … 3+N-1)
 // when LISTEN_PID names this process and LISTEN_FDS is at least 1, and

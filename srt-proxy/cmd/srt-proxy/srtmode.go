@@ -12,38 +12,49 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/decider/protocol"
+	"github.com/srt-sandbox/decider/srtlink"
 	"github.com/srt-sandbox/srt-proxy/internal/decide"
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
-	"github.com/srt-sandbox/srt-proxy/internal/handoff"
 	"github.com/srt-sandbox/srt-proxy/internal/link"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy"
 )
 
-// srtOptions are the settings of srt's mode.
+// srtOptions are the settings of srt's mode: its flags, and the request
+// options as the proxy takes them.
 type srtOptions struct {
-	deciderFD, controlFD    int
-	parentHTTP, parentHTTPS string
-	noProxy                 string
-	verdictTimeout          time.Duration
-	debug                   bool
-	rules                   proxy.Rules
-	tls                     *tlsOptions // nil: no TLS termination
+	srtlink.ProxyFlags
+	rules proxy.Rules
 }
 
-// tokenEnv carries the proxy credential from srt (not argv: argv is in
-// every process listing).
-const tokenEnv = "SRT_PROXY_TOKEN"
+// targetModes are the values of --ambiguous-target (srtlink.AmbiguousTargets).
+var targetModes = map[string]proxy.TargetMode{
+	"refuse": proxy.TargetRefuse, "asSpelled": proxy.TargetAsSpelled, "normalize": proxy.TargetNormalize,
+}
+
+// srtOptionsOf is the settings of srt's mode that f gives (checked by
+// srtlink.ParseProxyFlags).
+func srtOptionsOf(f srtlink.ProxyFlags) srtOptions {
+	r := f.Rules
+	o := srtOptions{ProxyFlags: f, rules: proxy.Rules{
+		RefuseOpaqueTunnels: r.RefuseOpaqueTunnels, RequireHostMatch: r.RequireHostMatch,
+		StripResponseHeaders: r.StripResponseHeaders, PlaintextHeaderSet: r.PlaintextHeaderSet,
+	}}
+	if r.AmbiguousTarget != "" {
+		o.rules.AmbiguousTarget, o.rules.CheckPlainTargets = targetModes[r.AmbiguousTarget], true
+	}
+	return o
+}
 
 // runSRT serves srt's mode: listeners arrive over the control channel, the
 // decider is the reference decider srt started, and the end of the control
 // channel means srt is gone. Once it serves (or cannot), it tells srt on
-// the control channel: "ready", or "failed" and why (handoff.Ready,
-// handoff.Failed).
+// the control channel: "ready", or "failed" and why (srtlink.Ready,
+// srtlink.Failed).
 func runSRT(o srtOptions) error {
-	token := os.Getenv(tokenEnv)
-	os.Unsetenv(tokenEnv)
-	dec := os.NewFile(uintptr(o.deciderFD), "decider")
-	ctlFile := os.NewFile(uintptr(o.controlFD), "control")
+	token := os.Getenv(srtlink.TokenEnv)
+	os.Unsetenv(srtlink.TokenEnv)
+	dec := os.NewFile(uintptr(o.DeciderFD), "decider")
+	ctlFile := os.NewFile(uintptr(o.ControlFD), "control")
 	if dec == nil || ctlFile == nil {
 		return errors.New("bad descriptor")
 	}
@@ -63,10 +74,10 @@ func runSRT(o srtOptions) error {
 		if errors.As(err, &se) {
 			setting = se.setting
 		}
-		handoff.Failed(ctl, setting, err)
+		srtlink.Failed(ctl, setting, err)
 		return err
 	}
-	if err := handoff.Ready(ctl); err != nil {
+	if err := srtlink.Ready(ctl); err != nil {
 		srv.Shutdown()
 		l.Close()
 		return fmt.Errorf("control: %w", err)
@@ -87,7 +98,7 @@ func runSRT(o srtOptions) error {
 		fmt.Fprintf(os.Stderr, "srt-proxy: the decider link is down (%v); every request is refused from now on\n", l.Err())
 	}()
 	go func() {
-		err := serveHandoff(ctl, srv, l, newRelays(o.debug), newRoles(srv))
+		err := serveHandoff(ctl, srv, l, newRelays(o.Debug), newRoles(srv))
 		close(stopping)
 		stop <- err
 	}()
@@ -104,11 +115,11 @@ func runSRT(o srtOptions) error {
 // and the trust bundle first: their errors are settings errors srt shows
 // before any command runs), the decider link, the parent proxy.
 func startSRT(o srtOptions, dec *os.File, token string) (*proxy.Server, *link.Link, error) {
-	log := debugLogger(o.debug, "srt-proxy:", os.Stderr)
+	log := debugLogger(o.Debug, "srt-proxy:", os.Stderr)
 	var term *proxy.Terminate
-	if o.tls != nil {
+	if o.TLS != nil {
 		var err error
-		if term, err = o.tls.terminate(log); err != nil {
+		if term, err = terminate(o.TLS, log); err != nil {
 			return nil, nil, err
 		}
 	}
@@ -117,7 +128,7 @@ func startSRT(o srtOptions, dec *os.File, token string) (*proxy.Server, *link.Li
 		return nil, nil, err
 	}
 	addrs := &decide.Addresses{}
-	l, err := link.Dial(dec, link.Config{Framing: protocol.Line, OfferExt: true, Timeout: o.verdictTimeout, OnUpdate: addrs.Set}, helloWait)
+	l, err := link.Dial(dec, link.Config{Framing: protocol.Line, OfferExt: true, Timeout: o.VerdictTimeout, OnUpdate: addrs.Set}, helloWait)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -142,7 +153,7 @@ func startSRT(o srtOptions, dec *os.File, token string) (*proxy.Server, *link.Li
 // refusals made after an allow). srv, l and roles are nil when srt-proxy
 // only relays (runRelayOnly).
 func serveHandoff(c *net.UnixConn, srv *proxy.Server, l *link.Link, relays *relays, roles *roles) error {
-	r := handoff.NewReceiver(c)
+	r := srtlink.NewReceiver(c)
 	var mu sync.Mutex
 	bySandbox := map[string][]io.Closer{}
 	for {
@@ -152,7 +163,7 @@ func serveHandoff(c *net.UnixConn, srv *proxy.Server, l *link.Link, relays *rela
 		}
 		switch m.T {
 		case "listen":
-			if m.Role != handoff.RoleProxy {
+			if m.Role != srtlink.RoleProxy {
 				closers, err := roles.serve(m, files)
 				if err != nil {
 					return fmt.Errorf("control: %w", err)
@@ -197,23 +208,23 @@ func serveHandoff(c *net.UnixConn, srv *proxy.Server, l *link.Link, relays *rela
 }
 
 func parentProxy(o srtOptions) (*dial.ParentProxy, error) {
-	if o.parentHTTP == "" && o.parentHTTPS == "" {
+	if o.ParentHTTP == "" && o.ParentHTTPS == "" {
 		return nil, nil
 	}
 	p := &dial.ParentProxy{}
 	var err error
-	if o.parentHTTP != "" {
-		if p.HTTP, err = dial.ParseParentURL(o.parentHTTP); err != nil {
+	if o.ParentHTTP != "" {
+		if p.HTTP, err = dial.ParseParentURL(o.ParentHTTP); err != nil {
 			return nil, fmt.Errorf("--parent-http: %w", err)
 		}
 	}
-	if o.parentHTTPS != "" {
-		if p.HTTPS, err = dial.ParseParentURL(o.parentHTTPS); err != nil {
+	if o.ParentHTTPS != "" {
+		if p.HTTPS, err = dial.ParseParentURL(o.ParentHTTPS); err != nil {
 			return nil, fmt.Errorf("--parent-https: %w", err)
 		}
 	}
-	if o.noProxy != "" {
-		p.NoProxy = dial.ParseNoProxy(o.noProxy)
+	if o.NoProxy != "" {
+		p.NoProxy = dial.ParseNoProxy(o.NoProxy)
 	}
 	return p, nil
 }

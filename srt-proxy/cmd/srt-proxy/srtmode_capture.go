@@ -10,17 +10,17 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/srt-sandbox/decider/srtlink"
 	"github.com/srt-sandbox/srt-proxy/internal/capture"
 	"github.com/srt-sandbox/srt-proxy/internal/dnsserver"
 	"github.com/srt-sandbox/srt-proxy/internal/fakeip"
-	"github.com/srt-sandbox/srt-proxy/internal/handoff"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy"
 )
 
 // roles serves the sockets of the sandboxes' network namespaces (handoff
-// roles "capture" and "dns"). Each sandbox has a table of fake addresses
-// of its own, made with its first such socket and dropped when srt closes
-// the sandbox: a sandbox's lookups cannot move another's addresses to
+// roles srtlink.RoleCapture and RoleDNS). Each sandbox has a table of fake
+// addresses of its own, made with its first such socket and dropped when
+// srt closes the sandbox: a sandbox's lookups cannot move another's addresses to
 // other names (by filling a shared table until an address is handed out
 // again), nor tell which names another looked up.
 type roles struct {
@@ -67,7 +67,7 @@ func (r *roles) forget(id string) {
 // serve serves the files of a "listen" with a role and returns what
 // closes them. r is nil when srt-proxy runs without a decider, which
 // cannot decide captured connections.
-func (r *roles) serve(m handoff.Message, files []*os.File) ([]io.Closer, error) {
+func (r *roles) serve(m srtlink.Message, files []*os.File) ([]io.Closer, error) {
 	defer func() {
 		for _, f := range files {
 			f.Close()
@@ -86,7 +86,7 @@ func (r *roles) serve(m handoff.Message, files []*os.File) ([]io.Closer, error) 
 	}
 	for _, f := range files {
 		switch m.Role {
-		case handoff.RoleCapture:
+		case srtlink.RoleCapture:
 			ln, err := net.FileListener(f)
 			if err != nil {
 				return fail(err)
@@ -94,7 +94,7 @@ func (r *roles) serve(m handoff.Message, files []*os.File) ([]io.Closer, error) 
 			closers = append(closers, ln)
 			s := &capture.Sandbox{Server: r.srv, Table: &n.table, User: m.User, Loopback: m.Loopback}
 			go s.Serve(ln)
-		case handoff.RoleDNS:
+		case srtlink.RoleDNS:
 			typ, err := unix.GetsockoptInt(int(f.Fd()), unix.SOL_SOCKET, unix.SO_TYPE)
 			if err != nil {
 				return fail(err)

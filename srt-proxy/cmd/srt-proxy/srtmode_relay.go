@@ -12,7 +12,7 @@ import (
 
 	"github.com/rs/zerolog"
 
-	"github.com/srt-sandbox/srt-proxy/internal/handoff"
+	"github.com/srt-sandbox/decider/srtlink"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy"
 	"github.com/srt-sandbox/srt-proxy/internal/relay"
 )
@@ -34,7 +34,7 @@ func newRelays(debug bool) *relays {
 
 // server is what serves a listener handed over with r: the relay r names,
 // or srt-proxy's own proxy when r is nil.
-func (rs *relays) server(r *handoff.Relay, srv *proxy.Server) (func(net.Listener) error, error) {
+func (rs *relays) server(r *srtlink.Relay, srv *proxy.Server) (func(net.Listener) error, error) {
 	if r == nil {
 		if srv == nil {
 			return nil, errors.New("a listener to serve, but srt-proxy was started without a decider and only relays")
@@ -61,7 +61,7 @@ func (rs *relays) server(r *handoff.Relay, srv *proxy.Server) (func(net.Listener
 // listener it hands over is relayed. It is ready at once, and stops when
 // srt closes the control channel (or on SIGTERM, SIGINT).
 func runRelayOnly(o srtOptions) error {
-	f := os.NewFile(uintptr(o.controlFD), "control")
+	f := os.NewFile(uintptr(o.ControlFD), "control")
 	if f == nil {
 		return errors.New("bad descriptor")
 	}
@@ -76,11 +76,11 @@ func runRelayOnly(o srtOptions) error {
 		return errors.New("control: not a Unix socket")
 	}
 	defer ctl.Close()
-	if err := handoff.Ready(ctl); err != nil {
+	if err := srtlink.Ready(ctl); err != nil {
 		return fmt.Errorf("control: %w", err)
 	}
 	stop := make(chan error, 2)
-	go func() { stop <- serveHandoff(ctl, nil, nil, newRelays(o.debug), nil) }()
+	go func() { stop <- serveHandoff(ctl, nil, nil, newRelays(o.Debug), nil) }()
 	sigs := make(chan os.Signal, 1)
 	signal.Notify(sigs, syscall.SIGTERM, syscall.SIGINT)
 	go func() { stop <- fmt.Errorf("%v", <-sigs) }()

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/srt-sandbox/srt-proxy/internal/handoff"
+	"github.com/srt-sandbox/decider/srtlink"
 )
 
 // relayOnly starts srt-proxy in srt's mode without a decider (srt does so
@@ -43,14 +43,14 @@ func awaitReady(t *testing.T, ctlMine *os.File) *net.UnixConn {
 
 // handRelay hands srt-proxy a fresh loopback listener to relay to port,
 // and returns the listener's address.
-func handRelay(t *testing.T, ctl *net.UnixConn, id string, r *handoff.Relay) string {
+func handRelay(t *testing.T, ctl *net.UnixConn, id string, r *srtlink.Relay) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
 	lf, _ := l.(*net.TCPListener).File()
-	if err := handoff.Send(ctl, handoff.Message{T: "listen", ID: id, Relay: r}, []*os.File{lf}); err != nil {
+	if err := srtlink.Send(ctl, srtlink.Message{T: "listen", ID: id, Relay: r}, []*os.File{lf}); err != nil {
 		t.Fatal(err)
 	}
 	lf.Close()
@@ -81,7 +81,7 @@ func TestSRTModeRelayOnly(t *testing.T) {
 			}()
 		}
 	}()
-	addr := handRelay(t, ctl, "s1", &handoff.Relay{Port: ext.Addr().(*net.TCPAddr).Port, Setting: "httpProxyPort"})
+	addr := handRelay(t, ctl, "s1", &srtlink.Relay{Port: ext.Addr().(*net.TCPAddr).Port, Setting: "httpProxyPort"})
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)
@@ -96,7 +96,7 @@ func TestSRTModeRelayOnly(t *testing.T) {
 	}
 
 	down := freePort(t)
-	addr = handRelay(t, ctl, "s1", &handoff.Relay{Port: down, Setting: "socksProxyPort"})
+	addr = handRelay(t, ctl, "s1", &srtlink.Relay{Port: down, Setting: "socksProxyPort"})
 	for i := 0; i < 2; i++ {
 		c, err := net.Dial("tcp", addr)
 		if err != nil {
@@ -116,7 +116,7 @@ func TestSRTModeRelayOnly(t *testing.T) {
 	// A listener to serve rather than relay cannot be: srt-proxy stops.
 	l, _ := net.Listen("tcp", "127.0.0.1:0")
 	lf, _ := l.(*net.TCPListener).File()
-	handoff.Send(ctl, handoff.Message{T: "listen", ID: "s2"}, []*os.File{lf})
+	srtlink.Send(ctl, srtlink.Message{T: "listen", ID: "s2"}, []*os.File{lf})
 	lf.Close()
 	l.Close()
 	if code, rest := p.exit(); code != exitOK || rest != "" {

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"encoding/json"
 	"io"
 	"net"
 	"os"
@@ -13,13 +12,24 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/decider/protocol"
-	"github.com/srt-sandbox/srt-proxy/internal/handoff"
+	"github.com/srt-sandbox/decider/srtlink"
 )
 
 // srtModeProxy starts srt-proxy in srt's mode with args added, answers
 // the hello as srt's decider would (unless the proxy fails first) and
 // returns the first line srt-proxy sends back on the control channel.
-func srtModeProxy(t *testing.T, args ...string) (handoff.Message, *proc) {
+func srtModeProxy(t *testing.T, args ...string) (srtlink.Message, *proc) {
+	t.Helper()
+	line, p := srtModeProxyLine(t, args...)
+	m, err := srtlink.Decode([]byte(strings.TrimSuffix(line, "\n")))
+	if err != nil {
+		t.Fatalf("%q: %v", line, err)
+	}
+	return m, p
+}
+
+// srtModeProxyLine is srtModeProxy's line as it came, with its newline.
+func srtModeProxyLine(t *testing.T, args ...string) (string, *proc) {
 	t.Helper()
 	decMine, decTheirs := socketPair(t)
 	ctlMine, ctlTheirs := socketPair(t)
@@ -34,18 +44,49 @@ func srtModeProxy(t *testing.T, args ...string) (handoff.Message, *proc) {
 		}
 	}()
 	ctlMine.SetReadDeadline(time.Now().Add(10 * time.Second))
-	line, err := bufio.NewReader(ctlMine).ReadBytes('\n')
+	line, err := bufio.NewReader(ctlMine).ReadString('\n')
 	if err != nil {
 		t.Fatalf("no line from srt-proxy on the control channel: %v", err)
 	}
-	var m handoff.Message
-	if err := json.Unmarshal(line, &m); err != nil {
-		t.Fatalf("%q: %v", line, err)
-	}
-	return m, p
+	return line, p
 }
 
 const testToken = "0123456789abcdef0123456789abcdef"
+
+// srtModeServing starts srt-proxy in srt's mode with args added, answers
+// its hello as srt's decider would (with srt.v1) and returns the decider's
+// end and the handoff channel once srt-proxy said ready.
+func srtModeServing(t *testing.T, args ...string) (*decider, *net.UnixConn, *proc) {
+	t.Helper()
+	decMine, decTheirs := socketPair(t)
+	ctlMine, ctlTheirs := socketPair(t)
+	p := spawn(t, append([]string{"--srt-mode", "--decider-fd", "3", "--control-fd", "4"}, args...),
+		[]*os.File{decTheirs, ctlTheirs}, []string{srtlink.TokenEnv + "=" + testToken})
+	decTheirs.Close()
+	ctlTheirs.Close()
+	d := &decider{t: t, r: protocol.NewReader(decMine, protocol.Line, protocol.MaxProxyFrame), w: protocol.NewWriter(decMine, protocol.Line), c: decMine}
+	d.next()
+	d.sendRaw(frameBytes(protocol.Line, `{"t":"hello","proto":1,"allowedDomains":[],"deniedDomains":[],"ext":["srt.v1"]}`))
+	return d, awaitReady(t, ctlMine), p
+}
+
+// handListener hands srt-proxy a fresh loopback listener as sandbox id's
+// proxy listener, and returns its address.
+func handListener(t *testing.T, ctl *net.UnixConn, id string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	lf, _ := l.(*net.TCPListener).File()
+	if err := srtlink.Send(ctl, srtlink.Message{T: srtlink.TListen, ID: id}, []*os.File{lf}); err != nil {
+		t.Fatal(err)
+	}
+	lf.Close()
+	addr := l.Addr().String()
+	l.Close() // srt-proxy holds its own copy
+	return addr
+}
 
 // In srt's mode srt-proxy says "ready" once it serves, having written the
 // trust bundle: the CA it made first, then the host's roots and the extra
@@ -119,6 +160,8 @@ func TestSRTModeOptionErrors(t *testing.T) {
 		"--decider-fd 3 --listen 127.0.0.1:0 --tls-terminate":                      "srt proxy: --tls-terminate is an option of srt's mode (--srt-mode); proxy-only mode's policy is fixed\n" + usageHint,
 		"--srt-mode --decider-fd 3 --control-fd 3 --tls-ca-cert x":                 "srt-proxy: --tls-ca-cert needs --tls-terminate",
 		"--srt-mode --decider-fd 3 --control-fd 3 --metrics-listen 127.0.0.1:0":    "srt-proxy: --metrics-listen is an option of proxy-only mode (srt proxy); srt's mode has no metrics",
+		"--srt-mode --decider-fd 3 --control-fd 3 --listen 127.0.0.1:0":            "srt-proxy: --listen is an option of proxy-only mode (srt proxy); srt's mode (--srt-mode) takes no such option",
+		"--srt-mode --control-fd 3 --decider-in 3 --decider-out 3":                 "srt-proxy: --decider-in is an option of proxy-only mode (srt proxy); srt's mode (--srt-mode) takes no such option",
 		"--srt-mode --decider-fd 3 --control-fd 3 --ambiguous-target x":            `srt-proxy: --ambiguous-target must be refuse, asSpelled or normalize (got "x")`,
 		"--srt-mode --decider-fd 3 --control-fd 3 --tls-terminate --tls-ca-key k":  "srt-proxy: --tls-ca-cert and --tls-ca-key must be given together",
 		"--srt-mode --decider-fd 3 --control-fd 3 --tls-terminate --max-tunnels 0": "srt-proxy: --max-tunnels must be 1 to 65536",
@@ -134,27 +177,8 @@ func TestSRTModeOptionErrors(t *testing.T) {
 // rules: a SOCKS5 CONNECT under --refuse-opaque-tunnels is refused with
 // reply 0x01 after the decider allowed it.
 func TestSRTModeRefusesSOCKS(t *testing.T) {
-	decMine, decTheirs := socketPair(t)
-	ctlMine, ctlTheirs := socketPair(t)
-	spawn(t, []string{"--srt-mode", "--decider-fd", "3", "--control-fd", "4", "--refuse-opaque-tunnels"},
-		[]*os.File{decTheirs, ctlTheirs}, []string{"SRT_PROXY_TOKEN=" + testToken})
-	decTheirs.Close()
-	ctlTheirs.Close()
-	d := &decider{t: t, r: protocol.NewReader(decMine, protocol.Line, protocol.MaxProxyFrame), w: protocol.NewWriter(decMine, protocol.Line), c: decMine}
-	d.next()
-	d.sendRaw(frameBytes(protocol.Line, `{"t":"hello","proto":1,"allowedDomains":[],"deniedDomains":[],"ext":["srt.v1"]}`))
-	ctl := awaitReady(t, ctlMine)
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	lf, _ := l.(*net.TCPListener).File()
-	if err := handoff.Send(ctl, handoff.Message{T: "listen", ID: "s"}, []*os.File{lf}); err != nil {
-		t.Fatal(err)
-	}
-	lf.Close()
-	addr := l.Addr().String()
-	l.Close()
+	d, ctl, _ := srtModeServing(t, "--refuse-opaque-tunnels")
+	addr := handListener(t, ctl, "s")
 	c, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/decider/protocol"
-	"github.com/srt-sandbox/srt-proxy/internal/handoff"
+	"github.com/srt-sandbox/decider/srtlink"
 )
 
 // The conformance vectors (shared/decider-protocol) of the to-proxy
@@ -212,7 +212,7 @@ func TestVectorsSRTMode(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := handoff.Send(ctlConn.(*net.UnixConn), handoff.Message{T: "listen", ID: "s"}, []*os.File{lf}); err != nil {
+			if err := srtlink.Send(ctlConn.(*net.UnixConn), srtlink.Message{T: "listen", ID: "s"}, []*os.File{lf}); err != nil {
 				t.Fatal(err)
 			}
 			lf.Close()

@@ -1,8 +1,9 @@
 // Package egress runs the network side of srt's sandboxes: the reference
 // decider and srt-proxy, outside every sandbox, joined by a socket pair.
 // srt talks to the decider over the control channel (decider/control) and
-// hands srt-proxy the listening sockets each sandbox makes
-// (srt-proxy/internal/handoff's line format). Both processes end when srt
+// hands srt-proxy the listening sockets each sandbox makes over the handoff
+// channel; the handoff's lines, srt-proxy's command line and the
+// attribution user are decider/srtlink's. Both processes end when srt
 // does: each treats the end of its channel from srt as the signal to stop.
 //
 //	srt ──control──▶ decider ◀──decider protocol──▶ srt-proxy ◀──handoff── srt
@@ -12,14 +13,12 @@ package egress
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"os"
 	"os/exec"
-	"strconv"
 	"sync"
 	"syscall"
 	"time"
@@ -27,6 +26,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/srt-sandbox/decider/control"
+	"github.com/srt-sandbox/decider/srtlink"
 )
 
 // Config says how to run the egress processes.
@@ -50,40 +50,13 @@ type Config struct {
 	OnAsk func(host string, port int, user string) (allow bool, reason string)
 	// Rules are the request options srt-proxy applies; TLS, when set, turns
 	// TLS termination on. srt-proxy reads both when it starts.
-	Rules Rules
-	TLS   *TLS
+	Rules srtlink.Rules
+	TLS   *srtlink.TLS
 	// RelayOnly starts srt-proxy without a decider, to relay every
 	// listener to an external proxy (AddRelay): both network.httpProxyPort
 	// and socksProxyPort are set, so nothing is srt's to decide. Only
 	// ProxyPath, Debug and Stderr matter then.
 	RelayOnly bool
-}
-
-// Rules are the settings' request options (network.refuseOpaqueTunnels,
-// requireHostMatch, ambiguousRequestTarget, stripResponseHeaders,
-// allowPlaintextHeaderSet).
-type Rules struct {
-	RefuseOpaqueTunnels, RequireHostMatch, PlaintextHeaderSet bool
-	// AmbiguousTarget is "refuse", "asSpelled" or "normalize"; "" when the
-	// settings do not name it (then plain-HTTP targets are not checked).
-	AmbiguousTarget      string
-	StripResponseHeaders []string
-}
-
-// TLS is network.tlsTerminate for srt-proxy. srt holds no key and makes no
-// certificate: srt-proxy loads or makes the CA and writes the trust bundle
-// where BundleOut says, before it reports ready.
-type TLS struct {
-	// CACert and CAKey are caCertPath and caKeyPath, absolute; both empty:
-	// srt-proxy makes a CA for the run, whose key never leaves it.
-	CACert, CAKey string
-	// BundleOut is where srt-proxy writes the sandbox's trust bundle.
-	BundleOut string
-	// ExtraCACerts are extraCaCertPaths; Exclude the excludeDomains
-	// patterns as written.
-	ExtraCACerts, Exclude []string
-	MaxTunnels            int           // 0: srt-proxy's default, 256
-	HandshakeTimeout      time.Duration // 0: srt-proxy's default, 10 s
 }
 
 // StartError is srt-proxy's own account of why it could not start.
@@ -191,9 +164,10 @@ func Start(cfg Config) (*Egress, error) {
 		e.Close()
 		return nil, fmt.Errorf("egress: starting the decider (%s): %w", cfg.DeciderPath, err)
 	}
-	e.proxy = exec.Command(cfg.ProxyPath, proxyArgs(&cfg)...)
+	flags := cfg.ProxyFlags()
+	e.proxy = exec.Command(cfg.ProxyPath, flags.Args()...)
 	e.proxy.ExtraFiles = []*os.File{proxyD, hoProxy}
-	e.proxy.Env = append(os.Environ(), "SRT_PROXY_TOKEN="+cfg.Token)
+	e.proxy.Env = append(os.Environ(), srtlink.TokenEnv+"="+cfg.Token)
 	e.proxy.Stderr = cfg.Stderr
 	e.proxy.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := e.proxy.Start(); err != nil {
@@ -219,7 +193,7 @@ func Start(cfg Config) (*Egress, error) {
 }
 
 // waitReady reads srt-proxy's one line on the handoff channel: "ready",
-// or "failed" and why (srt-proxy/internal/handoff).
+// or "failed" and why (srtlink.Ready, srtlink.Failed).
 func (e *Egress) waitReady(timeout time.Duration) error {
 	e.handoff.SetReadDeadline(time.Now().Add(timeout))
 	defer e.handoff.SetReadDeadline(time.Time{})
@@ -237,70 +211,31 @@ func (e *Egress) waitReady(timeout time.Duration) error {
 			return errors.New("egress: srt-proxy's ready line is too long")
 		}
 	}
-	var m struct {
-		T, Error, Setting string
-	}
-	if err := json.Unmarshal(line[:bytes.IndexByte(line, '\n')], &m); err != nil {
+	m, err := srtlink.Decode(line[:bytes.IndexByte(line, '\n')])
+	if err != nil {
 		return fmt.Errorf("egress: srt-proxy's ready line: %w", err)
 	}
 	switch m.T {
-	case "ready":
+	case srtlink.TReady:
 		return nil
-	case "failed":
+	case srtlink.TFailed:
 		return &StartError{Setting: m.Setting, Msg: m.Error}
 	}
 	return fmt.Errorf("egress: srt-proxy said %q instead of ready", m.T)
 }
 
-// proxyArgs is srt-proxy's command line for cfg (srt's mode).
-func proxyArgs(cfg *Config) []string {
-	a := []string{"--srt-mode", "--decider-fd", "3", "--control-fd", "4"}
-	// "--name=value": a value that starts with "-" (a header name may) is
-	// still the option's value.
-	opt := func(name, v string) {
-		if v != "" {
-			a = append(a, name+"="+v)
-		}
+// ProxyFlags is srt-proxy's command line for c: the decider's socket is
+// its descriptor 3 and the handoff channel 4, or, RelayOnly, the handoff
+// channel 3 and no decider.
+func (c *Config) ProxyFlags() srtlink.ProxyFlags {
+	if c.RelayOnly {
+		return srtlink.ProxyFlags{DeciderFD: -1, ControlFD: 3, Debug: c.Debug}
 	}
-	flag := func(name string, on bool) {
-		if on {
-			a = append(a, name)
-		}
+	return srtlink.ProxyFlags{
+		DeciderFD: 3, ControlFD: 4,
+		ParentHTTP: c.ParentHTTP, ParentHTTPS: c.ParentHTTPS, NoProxy: c.NoProxy,
+		VerdictTimeout: c.VerdictTimeout, Debug: c.Debug, Rules: c.Rules, TLS: c.TLS,
 	}
-	opt("--parent-http", cfg.ParentHTTP)
-	opt("--parent-https", cfg.ParentHTTPS)
-	opt("--no-proxy", cfg.NoProxy)
-	if cfg.VerdictTimeout > 0 {
-		opt("--verdict-timeout", cfg.VerdictTimeout.String())
-	}
-	flag("-d", cfg.Debug)
-	r := cfg.Rules
-	flag("--refuse-opaque-tunnels", r.RefuseOpaqueTunnels)
-	flag("--require-host-match", r.RequireHostMatch)
-	flag("--plaintext-header-set", r.PlaintextHeaderSet)
-	opt("--ambiguous-target", r.AmbiguousTarget)
-	for _, h := range r.StripResponseHeaders {
-		opt("--strip-response-header", h)
-	}
-	if t := cfg.TLS; t != nil {
-		flag("--tls-terminate", true)
-		opt("--tls-ca-cert", t.CACert)
-		opt("--tls-ca-key", t.CAKey)
-		opt("--tls-bundle-out", t.BundleOut)
-		for _, p := range t.ExtraCACerts {
-			opt("--tls-extra-ca", p)
-		}
-		for _, p := range t.Exclude {
-			opt("--tls-exclude", p)
-		}
-		if t.MaxTunnels > 0 {
-			opt("--max-tunnels", strconv.Itoa(t.MaxTunnels))
-		}
-		if t.HandshakeTimeout > 0 {
-			opt("--handshake-timeout", t.HandshakeTimeout.String())
-		}
-	}
-	return a
 }
 
 // controlLoop receives the decider's violations and questions.
@@ -345,7 +280,7 @@ func (e *Egress) Sync(timeout time.Duration) {
 		return // no decider: no violations
 	}
 	q, ch := e.newSync()
-	if e.sendHandoff(map[string]any{"t": "sync", "q": q}, nil) != nil {
+	if e.sendHandoff(srtlink.Message{T: srtlink.TSync, Q: q}, nil) != nil {
 		return
 	}
 	select {
@@ -356,33 +291,22 @@ func (e *Egress) Sync(timeout time.Duration) {
 
 // AddListeners hands a sandbox's listening sockets to the proxy.
 func (e *Egress) AddListeners(id string, files []*os.File) error {
-	return e.sendHandoff(map[string]any{"t": "listen", "id": id}, files)
+	return e.sendHandoff(srtlink.Message{T: srtlink.TListen, ID: id}, files)
 }
 
 // RemoveListeners closes a sandbox's listening sockets in the proxy.
 func (e *Egress) RemoveListeners(id string) error {
-	return e.sendHandoff(map[string]any{"t": "close", "id": id}, nil)
+	return e.sendHandoff(srtlink.Message{T: srtlink.TClose, ID: id}, nil)
 }
 
-func (e *Egress) sendHandoff(m map[string]any, files []*os.File) error {
-	b, err := json.Marshal(m)
-	if err != nil {
-		return err
-	}
-	var oob []byte
-	if len(files) > 0 {
-		fds := make([]int, len(files))
-		for i, f := range files {
-			fds[i] = int(f.Fd())
-		}
-		oob = unix.UnixRights(fds...)
-	}
+// sendHandoff writes m with files attached, unless the egress is closed.
+func (e *Egress) sendHandoff(m srtlink.Message, files []*os.File) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return ErrStopped
 	}
-	if _, _, err := e.handoff.WriteMsgUnix(append(b, '\n'), oob, nil); err != nil {
+	if err := srtlink.Send(e.handoff, m, files); err != nil {
 		return fmt.Errorf("egress: %w", err)
 	}
 	return nil

@@ -6,6 +6,8 @@ import (
 	"os"
 	"os/exec"
 	"syscall"
+
+	"github.com/srt-sandbox/decider/srtlink"
 )
 
 // AddRelay hands srt-proxy listening sockets of a sandbox whose
@@ -14,7 +16,7 @@ import (
 // ("httpProxyPort"), which srt-proxy's warning names when nothing accepts
 // there. RemoveListeners closes them with the sandbox's others.
 func (e *Egress) AddRelay(id string, port int, setting string, files []*os.File) error {
-	return e.sendHandoff(map[string]any{"t": "listen", "id": id, "relay": map[string]any{"port": port, "setting": setting}}, files)
+	return e.sendHandoff(srtlink.Message{T: srtlink.TListen, ID: id, Relay: &srtlink.Relay{Port: port, Setting: setting}}, files)
 }
 
 // startRelayOnly starts srt-proxy alone, without a decider or credentials
@@ -32,11 +34,8 @@ func startRelayOnly(cfg Config) (*Egress, error) {
 		return nil, err
 	}
 	e := &Egress{cfg: cfg, exited: make(chan struct{}), handoff: conn.(*net.UnixConn)}
-	args := []string{"--srt-mode", "--control-fd", "3"}
-	if cfg.Debug {
-		args = append(args, "-d")
-	}
-	e.proxy = exec.Command(cfg.ProxyPath, args...)
+	flags := cfg.ProxyFlags()
+	e.proxy = exec.Command(cfg.ProxyPath, flags.Args()...)
 	e.proxy.ExtraFiles = []*os.File{theirs}
 	e.proxy.Stderr = cfg.Stderr
 	e.proxy.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}

@@ -6,7 +6,6 @@ import (
 	"testing"
 
 	"github.com/srt-sandbox/srt/internal/fsview"
-	"github.com/srt-sandbox/srt/settings"
 )
 
 func TestResolvConf(t *testing.T) {
@@ -27,11 +26,7 @@ func TestResolvConf(t *testing.T) {
 		{"another resolver", map[string]string{"/etc/resolv.conf": "text nameserver 10.0.0.1\n"}, "/etc/resolv.conf", false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			cfg, err := settings.Parse([]byte(`{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`))
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := Build(Input{Config: cfg, FS: fsview.NewMem(c.fs), Cwd: "/", Home: "/root", Command: []string{"true"}, Network: &Network{ResolvConf: "nameserver 127.0.0.53\n", Capture: true}})
+			p, err := Build(Input{Config: bareConfig(t), FS: fsview.NewMem(c.fs), Cwd: "/", Home: "/root", Command: []string{"true"}, Network: &Network{ResolvConf: "nameserver 127.0.0.53\n", Capture: true}})
 			if err != nil {
 				t.Fatal(err)
 			}
