@@ -39,7 +39,8 @@
 // only whether srt.v1 is in force (for a hello: whether it may be offered or
 // accepted), and judge one message at a time.
 //
-// Decisions where the spec is silent (each also noted where it is made):
+// Decisions the spec once left open, stated there now (its "Validation"
+// section) and noted here where they are made:
 //
 //   - JSON numbers in integer fields are integers spelled without a fraction
 //     or an exponent: 400.0 and 4e2 are refused, although JavaScript reads
