@@ -221,3 +221,44 @@ func TestSecurityReviewListExists(t *testing.T) {
 		t.Errorf("docs/security.md's reviewer's list names %d packages; the table was not read", n)
 	}
 }
+
+// TestDocsCiteRealTests checks that every test or fuzzer the README and
+// docs/*.md name (TestX, FuzzX, or a family "TestX…") is a function of
+// some _test.go file of the repository.
+func TestDocsCiteRealTests(t *testing.T) {
+	root := filepath.Join("..", "..", "..")
+	var funcs strings.Builder
+	for _, mod := range []string{"srt", "srt-proxy", "decider"} {
+		filepath.WalkDir(filepath.Join(root, mod), func(p string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() && strings.HasSuffix(p, "_test.go") {
+				b, _ := os.ReadFile(p)
+				funcs.Write(b)
+			}
+			return nil
+		})
+	}
+	src := funcs.String()
+	docs, _ := filepath.Glob(filepath.Join(root, "docs", "*.md"))
+	docs = append(docs, filepath.Join(root, "README.md"))
+	cite := regexp.MustCompile(`\b((?:Test|Fuzz)[A-Z][A-Za-z0-9_]*)(…)?`)
+	n := 0
+	for _, d := range docs {
+		b, err := os.ReadFile(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range cite.FindAllStringSubmatch(string(b), -1) {
+			n++
+			decl := "func " + m[1]
+			if m[2] == "" {
+				decl += "("
+			}
+			if !strings.Contains(src, decl) {
+				t.Errorf("%s names %s%s, which no _test.go declares", filepath.Base(d), m[1], m[2])
+			}
+		}
+	}
+	if n < 50 {
+		t.Errorf("the docs name %d tests; the search found too few to be working", n)
+	}
+}
