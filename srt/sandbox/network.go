@@ -286,6 +286,10 @@ func (m *Manager) serveListeners(c *Cmd, id string) {
 	if len(files) == 0 {
 		return
 	}
+	// Handed over or not, srt's copies go once this returns: srt-proxy
+	// has its own, and with none, a connection made inside is refused
+	// rather than left waiting (the proxy that could not start).
+	defer ns.CloseSockets()
 	if !waitReadable(files, c.done) {
 		return
 	}

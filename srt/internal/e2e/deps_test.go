@@ -83,9 +83,11 @@ func TestMissingNetworkProgram(t *testing.T) {
 				}
 			}
 			forEach(t, func(t *testing.T, w *workspace) {
-				cmd := w.command(nil, "-s", w.settings(netSettings(nil, nil, "")), "-c", "curl -sS -m 10 http://example.test/ || true")
+				// The connection is refused at once, not left waiting in a
+				// backlog nobody serves (curl -m would end it with 28).
+				cmd := w.command(nil, "-s", w.settings(netSettings(nil, nil, "")), "-c", resetFn+`curl -sS -m 20 http://example.test/; echo "curl=$(reset $?)"`)
 				cmd.Path = filepath.Join(dir, "srt")
-				expect(t, w.run(cmd), 0, "srt: the network proxy could not start, so the sandbox has no network: the network proxy needs "+missing+", installed beside srt or on PATH", "!bubblewrap")
+				expect(t, w.run(cmd), 0, "srt: the network proxy could not start, so the sandbox has no network: the network proxy needs "+missing+", installed beside srt or on PATH", "!bubblewrap", "curl=reset")
 			})
 		})
 	}

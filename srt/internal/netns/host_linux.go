@@ -157,6 +157,16 @@ func (n *Namespace) why() string {
 	return "network namespace helper: no answer"
 }
 
+// CloseSockets closes srt's copies of the listening sockets (once they
+// are handed over, or cannot be): with no copy left, a connection made
+// inside is refused at once instead of waiting in a backlog nobody
+// serves. Close closes them too.
+func (n *Namespace) CloseSockets() {
+	closeAll(n.Proxy)
+	closeAll(n.Capture)
+	closeAll(n.DNS)
+}
+
 // Close closes srt's descriptors of the namespace and ends the helper if
 // it still runs.
 func (n *Namespace) Close() {
