@@ -16,6 +16,7 @@ import (
 
 	"github.com/srt-sandbox/decider/control"
 	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/sanitize"
 	"github.com/srt-sandbox/decider/srtlink"
 )
 
@@ -159,7 +160,7 @@ func (e *Engine) askHost(ctx context.Context, d policy.Decision, port int, user 
 		d.Reason = policy.ReasonPromptFailed
 	case allow:
 		return policy.Decision{Allow: true, Reason: "allowed by the host", Step: policy.StepUndecided, Host: d.Host}
-	case policy.SanitizeLine(reason) != "": // one that sanitises to nothing is "user denied" (§9.2)
+	case sanitize.Line(reason) != "": // one that sanitises to nothing is "user denied" (§9.2)
 		d.Reason = reason
 	default:
 		d.Reason = policy.ReasonUserDenied
@@ -201,11 +202,11 @@ func (e *Engine) Refused(r Refusal) {
 		e.record(r.Host, r.Port, r.Reason, r.User)
 	case strings.HasPrefix(r.Reason, refusedUnreachable) || e.Violation == nil:
 	case r.Kind == "socks":
-		e.Violation("deny socks-tunnel "+hostPort(r.Host, r.Port)+" ("+policy.SanitizeLine(r.Reason)+")", r.User)
+		e.Violation("deny socks-tunnel "+hostPort(r.Host, r.Port)+" ("+sanitize.Line(r.Reason)+")", r.User)
 	case r.Kind == "connect":
-		e.Violation("deny http-request CONNECT "+hostPort(r.Host, r.Port)+" ("+policy.SanitizeLine(r.Reason)+")", r.User)
+		e.Violation("deny http-request CONNECT "+hostPort(r.Host, r.Port)+" ("+sanitize.Line(r.Reason)+")", r.User)
 	default:
-		e.Violation("deny http-request "+r.Method+" "+requestURL(r)+" ("+policy.SanitizeLine(r.Reason)+")", r.User)
+		e.Violation("deny http-request "+r.Method+" "+requestURL(r)+" ("+sanitize.Line(r.Reason)+")", r.User)
 	}
 }
 
@@ -224,14 +225,14 @@ func requestURL(r Refusal) string {
 	if r.Query {
 		u += "?…"
 	}
-	return policy.SanitizeLine(u)
+	return sanitize.Line(u)
 }
 
 func (e *Engine) record(host string, port int, reason, user string) {
 	if e.Violation == nil {
 		return
 	}
-	e.Violation("deny network-outbound "+hostPort(host, port)+" ("+policy.SanitizeLine(reason)+")", user)
+	e.Violation("deny network-outbound "+hostPort(host, port)+" ("+sanitize.Line(reason)+")", user)
 }
 
 // hostPort is host:port with an IPv6 host in brackets (once: a host

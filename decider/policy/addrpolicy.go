@@ -3,6 +3,8 @@ package policy
 import (
 	"net/netip"
 	"strings"
+
+	"github.com/srt-sandbox/decider/hostname"
 )
 
 // AddressPolicy judges the addresses a hostname resolved to before the proxy
@@ -92,7 +94,7 @@ func literalListed(list []Pattern, a netip.Addr, port int) bool {
 // isLoopbackName reports whether host is "localhost" or under ".localhost"
 // (RFC 6761 §6.3).
 func isLoopbackName(host string) bool {
-	h := strings.TrimSuffix(LowerASCII(host), ".")
+	h := strings.TrimSuffix(hostname.LowerASCII(host), ".")
 	return h == "localhost" || strings.HasSuffix(h, ".localhost")
 }
 
@@ -126,10 +128,4 @@ func (p *AddressPolicy) FilterAddrs(host string, port int, addrs []netip.Addr) (
 		}
 	}
 	return nil, "resolved to " + strings.Join(classes, " / ")
-}
-
-// BlockedMessage is the body of a resolved-address refusal:
-// "Connection to <host> blocked: <reason>".
-func BlockedMessage(host, reason string) string {
-	return "Connection to " + host + " blocked: " + reason
 }

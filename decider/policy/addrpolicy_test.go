@@ -160,13 +160,6 @@ func TestFilterAddrs(t *testing.T) {
 	}
 }
 
-func TestBlockedMessage(t *testing.T) {
-	got := BlockedMessage("myapp.test", "resolved to a loopback address")
-	if got != "Connection to myapp.test blocked: resolved to a loopback address" {
-		t.Errorf("got %q", got)
-	}
-}
-
 func TestClassOrderCoversTable(t *testing.T) {
 	last := -1
 	for _, row := range builtinDenied {

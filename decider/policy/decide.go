@@ -1,10 +1,14 @@
 package policy
 
+import (
+	"github.com/srt-sandbox/decider/hostname"
+)
+
 // Reason phrases of the evaluation order (§4.2). They appear in violation
 // lines, CONNECT status phrases and logs, so they are compared verbatim.
 const (
 	ReasonUnavailable   = "sandbox policy unavailable"
-	ReasonMalformedHost = "malformed host"
+	ReasonMalformedHost = hostname.ReasonMalformed
 	ReasonDenyList      = "host is on the deny list"
 	ReasonNotAllowed    = "host is not on the allow list"
 	ReasonUserDenied    = "user denied"              // ask callback answered anything but true
@@ -74,7 +78,7 @@ func (l *Lists) Decide(host string, port int) Decision {
 	if l == nil {
 		return Decision{Reason: ReasonUnavailable, Step: StepUnavailable}
 	}
-	h, err := CanonicalHost(host)
+	h, err := hostname.Canonical(host)
 	if err != nil {
 		return Decision{Reason: ReasonMalformedHost, Step: StepMalformed}
 	}

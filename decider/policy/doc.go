@@ -1,8 +1,10 @@
 // Package policy is srt's network policy kernel: the domain-pattern grammar
-// of network.allowedDomains / network.deniedDomains, host canonicalisation,
-// the evaluation order that turns a destination into a Decision, the
-// resolved-address rules applied when a hostname is dialled directly, and
-// the sanitising of reason texts that reach clients and violation lines.
+// of network.allowedDomains / network.deniedDomains, the evaluation order
+// that turns a destination into a Decision, and the resolved-address rules
+// applied when a hostname is dialled directly. The host-name syntax it
+// matches against is decider/hostname's (canonical hosts), the text
+// hygiene of reasons decider/sanitize's: neither holds policy, and
+// srt-proxy uses them without importing this package.
 //
 // Everything here is pure: no DNS, no files, no sockets, no clocks. The
 // proxy resolves names and lists this host's addresses itself and passes the

@@ -1,6 +1,10 @@
 package policy
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/srt-sandbox/decider/hostname"
+)
 
 func TestParseEgressPattern(t *testing.T) {
 	tests := []struct {
@@ -88,7 +92,7 @@ func FuzzParseEgressPattern(f *testing.F) {
 				t.Fatalf("%q does not match its own host %q:%d", entry, p.Host(), want)
 			}
 		}
-		if c, err := CanonicalHost(host); err == nil {
+		if c, err := hostname.Canonical(host); err == nil {
 			p.Match(c, port)
 		}
 	})

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strings"
 	"testing"
+
+	"github.com/srt-sandbox/decider/hostname"
 )
 
 func FuzzParseAllowPattern(f *testing.F) {
@@ -78,12 +80,12 @@ func checkParsedPattern(t *testing.T, s string, p Pattern, parse func(string) (P
 	case p.IsWildcard():
 		// A wildcard covers some canonical host, and never its own base.
 		sub := "a." + p.Host()
-		if c, err := CanonicalHost(sub); err != nil || c != sub || !p.Match(sub, port) || p.Match(p.Host(), port) {
+		if c, err := hostname.Canonical(sub); err != nil || c != sub || !p.Match(sub, port) || p.Match(p.Host(), port) {
 			t.Fatalf("wildcard %q: canonical %q, %v", s, c, err)
 		}
 	default:
 		// A name entry is a canonical host, so some destination matches it.
-		if c, err := CanonicalHost(p.Host()); err != nil || c != p.Host() || !p.Match(p.Host(), port) {
+		if c, err := hostname.Canonical(p.Host()); err != nil || c != p.Host() || !p.Match(p.Host(), port) {
 			t.Fatalf("name %q: canonical %q, %v", s, c, err)
 		}
 		if p.Host() != "localhost" && !strings.Contains(p.Host(), ".") {
@@ -95,6 +97,9 @@ func checkParsedPattern(t *testing.T, s string, p Pattern, parse func(string) (P
 	}
 }
 
+// FuzzCanonicalHost fuzzes hostname.Canonical here, beside the pattern
+// grammar: every name it returns must be one the grammar's validName
+// accepts, so that a canonical host can always be matched.
 func FuzzCanonicalHost(f *testing.F) {
 	for _, s := range []string{
 		"example.com", "EXAMPLE.com.", "127.1", "0x7f.0.0.1", "2130706433", "0177.0.0.1",
@@ -104,24 +109,24 @@ func FuzzCanonicalHost(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
-		c, err := CanonicalHost(s)
+		c, err := hostname.Canonical(s)
 		if err != nil {
-			if !errors.Is(err, ErrMalformedHost) || c != "" {
-				t.Fatalf("CanonicalHost(%q) = %q, %v", s, c, err)
+			if !errors.Is(err, hostname.ErrMalformed) || c != "" {
+				t.Fatalf("hostname.Canonical(%q) = %q, %v", s, c, err)
 			}
 			return
 		}
-		if again, err := CanonicalHost(c); err != nil || again != c {
+		if again, err := hostname.Canonical(c); err != nil || again != c {
 			t.Fatalf("not idempotent: %q → %q → %q, %v", s, c, again, err)
 		}
-		if c == "" || len(c) > maxHostLen || c != LowerASCII(c) || strings.HasSuffix(c, ".") {
-			t.Fatalf("CanonicalHost(%q) = %q", s, c)
+		if c == "" || len(c) > hostname.MaxLen || c != hostname.LowerASCII(c) || strings.HasSuffix(c, ".") {
+			t.Fatalf("hostname.Canonical(%q) = %q", s, c)
 		}
 		if a, err := netip.ParseAddr(c); err == nil {
 			if a.String() != c || a.Is4In6() || a.Zone() != "" {
 				t.Fatalf("IP host %q not printed canonically (%v)", c, a)
 			}
-		} else if !validName(c, maxHostLen) {
+		} else if !validName(c, hostname.MaxLen) {
 			t.Fatalf("name host %q is not a valid name", c)
 		}
 		if a, err := netip.ParseAddr(strings.TrimSuffix(strings.TrimPrefix(s, "["), "]")); err == nil && a.Zone() == "" {
@@ -133,7 +138,7 @@ func FuzzCanonicalHost(f *testing.F) {
 		if strings.Contains(c, ":") {
 			authority = "[" + c + "]:443"
 		}
-		if h, port, err := SplitHostPort(authority); err != nil || h != c || port != 443 {
+		if h, port, err := hostname.SplitHostPort(authority); err != nil || h != c || port != 443 {
 			t.Fatalf("SplitHostPort(%q) = %q, %d, %v", authority, h, port, err)
 		}
 	})
@@ -162,7 +167,7 @@ func FuzzDecide(f *testing.F) {
 		if d.Reason == "" {
 			t.Fatalf("no reason: %+v", d)
 		}
-		c, err := CanonicalHost(host)
+		c, err := hostname.Canonical(host)
 		if (err != nil) != (d.Step == StepMalformed) || d.Host != c {
 			t.Fatalf("malformed mismatch: %+v, %q, %v", d, c, err)
 		}
@@ -344,7 +349,7 @@ func FuzzEgressEntry(f *testing.F) {
 		if again, ok := e.EgressEntry(); !ok || again != entry {
 			t.Fatalf("%q → %q → %q %v", s, entry, again, ok)
 		}
-		h, err := CanonicalHost(host)
+		h, err := hostname.Canonical(host)
 		if err != nil {
 			return
 		}

@@ -3,6 +3,8 @@ package policy
 import (
 	"net/netip"
 	"strings"
+
+	"github.com/srt-sandbox/decider/hostname"
 )
 
 // patternKind says what a Pattern's host part is.
@@ -51,7 +53,7 @@ func (p Pattern) IP() netip.Addr { return p.ip }
 func (p Pattern) DenyAll() bool { return p.kind == kindAll }
 
 // Match reports whether the entry covers a destination. host must already be
-// canonical (see CanonicalHost); port is the destination port.
+// canonical (see hostname.Canonical); port is the destination port.
 //
 // Exact names compare equal ignoring ASCII case only (no Unicode folding, so
 // "\u212a" never equals "k"); wildcards match strict subdomains and never an
@@ -68,12 +70,12 @@ func (p Pattern) Match(host string, port int) bool {
 		a, ok := hostAddr(host)
 		return ok && a == p.ip
 	case kindName:
-		return LowerASCII(host) == p.host
+		return hostname.LowerASCII(host) == p.host
 	case kindWildcard:
 		if _, ok := hostAddr(host); ok || strings.HasPrefix(host, "[") {
 			return false
 		}
-		h := LowerASCII(host)
+		h := hostname.LowerASCII(host)
 		return len(h) > len(p.host)+1 && strings.HasSuffix(h, "."+p.host)
 	}
 	return false
@@ -87,22 +89,4 @@ func hostAddr(host string) (netip.Addr, bool) {
 		return netip.Addr{}, false
 	}
 	return a.WithZone("").Unmap(), true
-}
-
-// LowerASCII lower-cases the ASCII letters of s and leaves every other
-// byte as it is: no Unicode case mapping, which would turn the Kelvin sign
-// (U+212A) into a 'k' and let a name that is not a policy's match one.
-func LowerASCII(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; 'A' <= c && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if 'A' <= b[j] && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
 }

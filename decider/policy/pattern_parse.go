@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/srt-sandbox/decider/hostname"
 )
 
 // InvalidPatternMessage is the reference's validation message for a bad
@@ -16,7 +18,7 @@ const InvalidPatternMessage = `Invalid domain pattern. Must be a valid domain (e
 // network.deniedDomains entry, whose grammar also admits a bare "*".
 const InvalidDenyPatternMessage = `Invalid domain pattern. Must be a valid domain (e.g., "example.com"), a wildcard (e.g., "*.example.com"), or a bracketed IPv6 literal (e.g., "[::1]", "[2001:db8::1]:443"). Overly broad patterns like "*.com" or "*" are not allowed for security reasons. In deniedDomains a bare "*" (deny-all) is also accepted, and an optional ":port" suffix (1-65535) restricts the entry to that port.`
 
-// maxNameLen bounds a name entry; CanonicalHost refuses longer hosts, so a
+// maxNameLen bounds a name entry; hostname.Canonical refuses longer hosts, so a
 // longer entry could never match.
 const maxNameLen = 255
 
@@ -149,7 +151,7 @@ func parsePattern(s string, deny bool) (Pattern, bool) {
 	if !isNameText(host) {
 		return Pattern{}, false
 	}
-	h := LowerASCII(host)
+	h := hostname.LowerASCII(host)
 	if h == "localhost" {
 		p.kind, p.host = kindName, h
 		return p, true
@@ -216,7 +218,7 @@ func parsePort(s string) (int, bool) {
 // entry may contain before validation proper: [A-Za-z0-9._-] and '*'.
 func isNameText(s string) bool {
 	for i := 0; i < len(s); i++ {
-		if !isHostByte(s[i]) && s[i] != '*' {
+		if !hostname.IsNameByte(s[i]) && s[i] != '*' {
 			return false
 		}
 	}
@@ -241,5 +243,5 @@ func validName(s string, max int) bool {
 			}
 		}
 	}
-	return !endsInNumber(s)
+	return !hostname.EndsInNumber(s)
 }

@@ -5,6 +5,8 @@ import (
 	"net/netip"
 	"strings"
 	"unicode/utf8"
+
+	"github.com/srt-sandbox/decider/hostname"
 )
 
 // The rules of the domain-pattern grammar an entry can break, each saying
@@ -150,11 +152,11 @@ func diagnoseHost(host, suffix string, deny bool) string {
 		return fmt.Sprintf(ruleNonASCII, host)
 	}
 	for i := 0; i < len(host); i++ {
-		if !isHostByte(host[i]) && host[i] != '*' {
+		if !hostname.IsNameByte(host[i]) && host[i] != '*' {
 			return fmt.Sprintf(ruleChar, host[i:i+1])
 		}
 	}
-	h := LowerASCII(host)
+	h := hostname.LowerASCII(host)
 	switch {
 	case strings.HasSuffix(h, ".") && h != "." && !strings.HasSuffix(h, ".."):
 		t := strings.TrimSuffix(host, ".")
@@ -181,8 +183,8 @@ func diagnoseHost(host, suffix string, deny bool) string {
 		return ruleTooLong
 	case !strings.Contains(name, "."):
 		return ruleOneLabel
-	case endsInNumber(name):
-		if a, ok := parseIPv4Shorthand(name); ok && name == h {
+	case hostname.EndsInNumber(name):
+		if a, ok := hostname.ParseIPv4Shorthand(name); ok && name == h {
 			return fmt.Sprintf(ruleShorthand, a, a.String()+suffix)
 		}
 		return fmt.Sprintf(ruleNumericLast, name[strings.LastIndexByte(name, '.')+1:])

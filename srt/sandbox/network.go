@@ -14,7 +14,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/srt-sandbox/decider/control"
-	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/sanitize"
 	"github.com/srt-sandbox/decider/srtlink"
 	"github.com/srt-sandbox/srt/internal/egress"
 	"github.com/srt-sandbox/srt/internal/placeholders"
@@ -265,7 +265,7 @@ func (m *Manager) ask(host string, port int, user string) (bool, string) {
 // cutReason sanitises an ask callback's reason and cuts it to 500 UTF-16
 // units without splitting a surrogate pair.
 func cutReason(s string) string {
-	s = policy.SanitizeLine(s)
+	s = sanitize.Line(s)
 	u := utf16.Encode([]rune(s))
 	if len(u) > 500 {
 		u = u[:500]

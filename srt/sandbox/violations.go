@@ -5,7 +5,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/sanitize"
 	"github.com/srt-sandbox/decider/srtlink"
 )
 
@@ -37,7 +37,7 @@ type ViolationStore struct {
 
 // Add records v (its line sanitised).
 func (s *ViolationStore) Add(v Violation) {
-	v.Line = policy.SanitizeLine(v.Line)
+	v.Line = sanitize.Line(v.Line)
 	s.mu.Lock()
 	s.recent = append(s.recent, v)
 	if len(s.recent) > keepViolations {

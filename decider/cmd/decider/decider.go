@@ -14,6 +14,7 @@ import (
 	"github.com/srt-sandbox/decider/engine"
 	"github.com/srt-sandbox/decider/policy"
 	"github.com/srt-sandbox/decider/protocol"
+	"github.com/srt-sandbox/decider/sanitize"
 )
 
 // errNoHello: srt-proxy ended before its hello. It could not start, and
@@ -222,7 +223,7 @@ func (d *decider) answer(r *protocol.Req, dec policy.Decision) {
 // denyReason makes a reason fit the protocol: no control characters, at
 // most 1024 bytes, never empty.
 func denyReason(s string) string {
-	s = policy.SanitizeLine(s)
+	s = sanitize.Line(s)
 	for len(s) > 1024 {
 		_, size := utf8.DecodeLastRuneInString(s)
 		s = s[:len(s)-size]

@@ -9,6 +9,7 @@ import (
 
 	"github.com/srt-sandbox/decider/policy"
 	"github.com/srt-sandbox/decider/protocol"
+	"github.com/srt-sandbox/decider/sanitize"
 )
 
 // The decision record: one log line per request the decider answers, with
@@ -61,7 +62,7 @@ func (d *decider) record(r *protocol.Req, dec policy.Decision) {
 		decision = decisionAllow
 	}
 	e.Str(keyDecision, decision).
-		Str(keyReason, policy.SanitizeLine(dec.Reason)).
+		Str(keyReason, sanitize.Line(dec.Reason)).
 		Str(keyKind, kindOf(r.Kind)).
 		Str(keyHost, r.Host).
 		Int(keyPort, r.Port).
@@ -89,7 +90,7 @@ func (d *decider) refusedRecord(id uint64, a allowedReq, reason string) {
 		kind = protocol.KindHTTP.String()
 	}
 	e.Str(keyDecision, decision).
-		Str(keyReason, policy.SanitizeLine(reason)).
+		Str(keyReason, sanitize.Line(reason)).
 		Str(keyKind, kind).
 		Str(keyHost, a.host).
 		Int(keyPort, a.port).

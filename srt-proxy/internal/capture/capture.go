@@ -31,7 +31,7 @@ import (
 	"net"
 	"net/netip"
 
-	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/hostname"
 
 	"github.com/srt-sandbox/srt-proxy/internal/accept"
 	"github.com/srt-sandbox/srt-proxy/internal/fakeip"
@@ -97,7 +97,7 @@ func (s *Sandbox) Destination(orig, local netip.AddrPort) proxy.Captured {
 		if name == "" {
 			break
 		}
-		if h, err := policy.CanonicalHost(name); err == nil {
+		if h, err := hostname.Canonical(name); err == nil {
 			_, ip := netip.ParseAddr(h)
 			d.Host, d.Literal = h, ip == nil
 		}

@@ -12,6 +12,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/srt-sandbox/decider/hostname"
 	"github.com/srt-sandbox/decider/policy"
 )
 
@@ -53,7 +54,7 @@ var defaultNetDialer = &net.Dialer{Timeout: 10 * time.Second}
 
 // Tunnel opens a byte stream to host:port for an HTTP CONNECT or a SOCKS5
 // CONNECT: through the parent proxy's CONNECT when one applies, else
-// directly (see Direct). host must be canonical (policy.CanonicalHost).
+// directly (see Direct). host must be canonical (hostname.Canonical).
 func (d *Dialer) Tunnel(ctx context.Context, host string, port int) (net.Conn, Dialed, error) {
 	if err := checkTarget(host, port); err != nil {
 		return nil, Dialed{}, err
@@ -170,7 +171,7 @@ func (d *Dialer) dial(ctx context.Context, network, addr string) (net.Conn, erro
 // checkTarget refuses a host that is not in canonical form (so nothing
 // unvetted reaches a resolver or a parent's CONNECT line) and a bad port.
 func checkTarget(host string, port int) error {
-	if c, err := policy.CanonicalHost(host); err != nil || c != host {
+	if c, err := hostname.Canonical(host); err != nil || c != host {
 		return fmt.Errorf("dial: host %q is not canonical", host)
 	}
 	if port < 1 || port > 65535 {

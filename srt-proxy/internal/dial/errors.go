@@ -8,8 +8,6 @@ import (
 	"os"
 	"strconv"
 	"syscall"
-
-	"github.com/srt-sandbox/decider/policy"
 )
 
 // AddressRefusedError reports that every address a hostname resolved to was
@@ -26,7 +24,13 @@ type AddressRefusedError struct {
 // Error is the reference's refusal text, "Connection to <host> blocked:
 // resolved to <class>".
 func (e *AddressRefusedError) Error() string {
-	return policy.BlockedMessage(e.Host, e.Reason)
+	return BlockedMessage(e.Host, e.Reason)
+}
+
+// BlockedMessage is the body of a resolved-address refusal:
+// "Connection to <host> blocked: <reason>".
+func BlockedMessage(host, reason string) string {
+	return "Connection to " + host + " blocked: " + reason
 }
 
 // UnreachableError reports that an allowed destination could not be

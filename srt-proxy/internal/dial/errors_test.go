@@ -139,3 +139,10 @@ func TestFailure(t *testing.T) {
 		})
 	}
 }
+
+func TestBlockedMessage(t *testing.T) {
+	got := BlockedMessage("myapp.test", "resolved to a loopback address")
+	if got != "Connection to myapp.test blocked: resolved to a loopback address" {
+		t.Errorf("got %q", got)
+	}
+}

@@ -18,7 +18,7 @@
 //     (RFC 6761 §6.3).
 //   - A or AAAA for any other host name: its fake address. A name the
 //     settings deny gets one too; its connections are refused.
-//   - A or AAAA for a name that is no host name (policy.CanonicalHost
+//   - A or AAAA for a name that is no host name (hostname.Canonical
 //     refuses it, or it spells an IP address): NXDOMAIN.
 //   - Any other type: NOERROR and no data.
 //   - Class other than IN: REFUSED. Opcode other than QUERY: NOTIMP.
@@ -44,7 +44,7 @@ import (
 	"github.com/google/gopacket"
 	"github.com/google/gopacket/layers"
 
-	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/hostname"
 
 	"github.com/srt-sandbox/srt-proxy/internal/fakeip"
 )
@@ -118,7 +118,7 @@ func (a *Answerer) Answer(query []byte, udp bool) []byte {
 
 // address answers an A or AAAA question.
 func (a *Answerer) address(q layers.DNSQuestion) (layers.DNSResponseCode, []layers.DNSResourceRecord) {
-	name, err := policy.CanonicalHost(string(q.Name))
+	name, err := hostname.Canonical(string(q.Name))
 	if _, ip := netip.ParseAddr(name); err != nil || ip == nil {
 		return layers.DNSResponseCodeNXDomain, nil
 	}

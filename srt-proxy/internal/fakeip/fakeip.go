@@ -68,7 +68,7 @@ func (t *Table) size() int {
 func (t *Table) pool() uint32 { return uint32(min(2*t.size(), 1<<poolBits)) }
 
 // Lookup returns the addresses that stand for name, giving it a pair if
-// it has none. name must be canonical (policy.CanonicalHost): the table
+// it has none. name must be canonical (hostname.Canonical): the table
 // compares names byte for byte.
 func (t *Table) Lookup(name string) (v4, v6 netip.Addr) {
 	t.mu.Lock()

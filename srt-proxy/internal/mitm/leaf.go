@@ -9,7 +9,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/hostname"
 )
 
 const (
@@ -39,7 +39,7 @@ type leaf struct {
 // name). Leaves are cached per name (the CacheSize most recently used).
 // The chain holds the leaf only: the client trusts the CA itself.
 func (c *CA) Leaf(name string) (*tls.Certificate, error) {
-	name = policy.LowerASCII(name)
+	name = hostname.LowerASCII(name)
 	if !validName(name) {
 		return nil, ErrBadName
 	}

@@ -3,7 +3,7 @@ package proxy
 import (
 	"unicode/utf8"
 
-	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/hostname"
 )
 
 // The limits of a request put to the decider (docs/decider-protocol.md,
@@ -37,7 +37,7 @@ func unaskable(r *Request) string {
 	}
 	count, size := 0, 0
 	for name, values := range r.Headers {
-		if !isToken([]byte(name)) || policy.LowerASCII(name) != name {
+		if !isToken([]byte(name)) || hostname.LowerASCII(name) != name {
 			return whyBadHeader
 		}
 		size += len(name)

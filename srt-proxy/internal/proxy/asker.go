@@ -31,7 +31,7 @@ type Request struct {
 	Kind       Kind
 	User       string // the proxy username the client authenticated with; "" if none
 	Method     string
-	Host       string // canonical (policy.CanonicalHost), IPv6 without brackets
+	Host       string // canonical (hostname.Canonical), IPv6 without brackets
 	Port       int
 	HostHeader string // the single Host header; "" when absent
 	Path       string // the request-target up to '?', as spelled

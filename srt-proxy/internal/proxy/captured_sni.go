@@ -9,7 +9,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/hostname"
 
 	"github.com/srt-sandbox/srt-proxy/internal/mitm"
 )
@@ -40,7 +40,7 @@ func helloServerName(br *bufio.Reader) string {
 		return nil, errStop
 	}}
 	tls.Server(&helloConn{r: bytes.NewReader(record)}, cfg).Handshake()
-	canon, err := policy.CanonicalHost(name)
+	canon, err := hostname.Canonical(name)
 	if err != nil {
 		return ""
 	}

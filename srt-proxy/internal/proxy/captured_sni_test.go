@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/hostname"
 )
 
 // clientHello is the first flight of a Go TLS client asking for
@@ -70,7 +70,7 @@ func FuzzHelloServerName(f *testing.F) {
 		if name == "" {
 			return
 		}
-		if c, err := policy.CanonicalHost(name); err != nil || c != name {
+		if c, err := hostname.Canonical(name); err != nil || c != name {
 			t.Fatalf("name %q is not canonical", name)
 		}
 		if _, err := netip.ParseAddr(name); err == nil {

@@ -6,7 +6,7 @@ import (
 	"errors"
 	"io"
 
-	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/hostname"
 )
 
 // requestHead is a parsed HTTP/1.x request line and header section.
@@ -169,7 +169,7 @@ func parseField(line []byte) (field, error) {
 		return field{}, malformed("NUL in a header value") // RFC 9110 §5.5
 	}
 	name := string(line[:colon])
-	return field{name: name, value: string(value), lower: policy.LowerASCII(name)}, nil
+	return field{name: name, value: string(value), lower: hostname.LowerASCII(name)}, nil
 }
 
 // values returns the values of the header with a lower-case name.

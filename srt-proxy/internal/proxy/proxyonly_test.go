@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/srt-sandbox/decider/hostname"
 	"github.com/srt-sandbox/decider/policy"
 )
 
@@ -227,7 +228,7 @@ func FuzzProxyOnlyTarget(f *testing.F) {
 		}
 		if asciiAuthority(target) {
 			if tgt, err := parseAbsoluteTarget(target); err == nil {
-				if c, err := policy.CanonicalHost(tgt.host); err != nil || c != tgt.host {
+				if c, err := hostname.Canonical(tgt.host); err != nil || c != tgt.host {
 					t.Fatalf("%q: host %q not canonical", target, tgt.host)
 				}
 				if hostMismatch([]string{hostAuthority(tgt.scheme, tgt.host, tgt.port)}, tgt.host, tgt.port, defaultPort(tgt.scheme)) != "" {

@@ -3,7 +3,7 @@ package proxy
 import (
 	"time"
 
-	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/sanitize"
 )
 
 // Decisions of a record.
@@ -58,7 +58,7 @@ func (s *Server) log(r *record) {
 		return // a logger that discards (no --debug): nothing to format
 	}
 	e.Str("decision", r.decision).
-		Str("reason", policy.SanitizeLine(r.reason)).
+		Str("reason", sanitize.Line(r.reason)).
 		Str("kind", r.kind).
 		Str("host", r.host).
 		Int("port", r.port).

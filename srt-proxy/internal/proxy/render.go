@@ -3,7 +3,9 @@ package proxy
 import (
 	"strings"
 
-	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/sanitize"
+
+	"github.com/srt-sandbox/srt-proxy/internal/dial"
 )
 
 // Cause says why the proxy answers a request itself instead of forwarding
@@ -103,7 +105,7 @@ func (SRTMode) Render(r Refusal) Answer {
 	// phrase is the CONNECT status phrase carrying the reason (§4.3).
 	phrase := func(reason string) string {
 		if connect {
-			return policy.StatusPhrase(reason)
+			return sanitize.StatusPhrase(reason)
 		}
 		return "Forbidden"
 	}
@@ -115,7 +117,7 @@ func (SRTMode) Render(r Refusal) Answer {
 	case CauseAddress:
 		return Answer{Status: 403, Phrase: phrase(r.Reason), SOCKS: socksNotAllowed,
 			Header: [][2]string{{"Content-Type", textPlain}, {"X-Proxy-Error", tagSandboxRuntime}},
-			Body:   line(policy.BlockedMessage(r.Host, r.Reason))}
+			Body:   line(dial.BlockedMessage(r.Host, r.Reason))}
 	case CauseUnreachable:
 		return unreachableAnswer(r, "X-Proxy-Error", r.Failure.Tag())
 	case CauseUnavailable:
@@ -147,7 +149,7 @@ func (SRTMode) Render(r Refusal) Answer {
 // deciderReason is the text of a decider-unavailable refusal: "request
 // decider: <why>", the why sanitised to one line.
 func deciderReason(why string) string {
-	why = policy.SanitizeLine(why)
+	why = sanitize.Line(why)
 	if strings.HasPrefix(why, "request decider") {
 		return why
 	}

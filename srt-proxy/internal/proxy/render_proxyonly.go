@@ -1,6 +1,10 @@
 package proxy
 
-import "github.com/srt-sandbox/decider/policy"
+import (
+	"github.com/srt-sandbox/decider/sanitize"
+
+	"github.com/srt-sandbox/srt-proxy/internal/dial"
+)
 
 // ProxyOnlyMode renders refusals as the reference's `srt proxy` does
 // (§2.2): every refusal the proxy or the decider makes carries
@@ -79,9 +83,9 @@ func (ProxyOnlyMode) Render(r Refusal) Answer {
 	case CausePlaintextHeaderSet:
 		return answer(403, CodePlaintextHeaderSet, whyPlaintextHeaderSet, socksNotAllowed)
 	case CauseAddress:
-		a := answer(403, CodeAddressNotAllowed, policy.BlockedMessage(r.Host, r.Reason), socksNotAllowed)
+		a := answer(403, CodeAddressNotAllowed, dial.BlockedMessage(r.Host, r.Reason), socksNotAllowed)
 		if connect {
-			a.Phrase = policy.StatusPhrase(r.Reason)
+			a.Phrase = sanitize.StatusPhrase(r.Reason)
 		}
 		return a
 	case CauseTooManyTunnels:

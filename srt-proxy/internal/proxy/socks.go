@@ -8,7 +8,7 @@ import (
 	"net/netip"
 	"time"
 
-	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/hostname"
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 )
@@ -262,9 +262,9 @@ func readSOCKSRequest(br *bufio.Reader) (string, int, error) {
 	if hdr[1] != socksCmdConnect {
 		return "", port, &socksError{socksCmdUnsupported, "SOCKS5 command not supported"}
 	}
-	canon, err := policy.CanonicalHost(host)
+	canon, err := hostname.Canonical(host)
 	if err != nil {
-		return "", port, &socksError{socksNotAllowed, policy.ReasonMalformedHost}
+		return "", port, &socksError{socksNotAllowed, hostname.ReasonMalformed}
 	}
 	if port == 0 {
 		return canon, port, &socksError{socksNotAllowed, "port 0"}

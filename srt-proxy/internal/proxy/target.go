@@ -5,7 +5,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/hostname"
 )
 
 // absTarget is a parsed absolute-form request-target (RFC 9112 §3.2.2).
@@ -19,7 +19,7 @@ type absTarget struct {
 
 // parseAbsoluteTarget parses "http://authority/path?query". Userinfo in the
 // authority is dropped (the host after the last '@' is the destination);
-// a fragment is dropped. A host that policy.CanonicalHost refuses, a port
+// a fragment is dropped. A host that hostname.Canonical refuses, a port
 // outside 1–65535 and any other scheme are malformed.
 func parseAbsoluteTarget(t string) (absTarget, error) {
 	var a absTarget
@@ -52,7 +52,7 @@ func parseAbsoluteTarget(t string) (absTarget, error) {
 	if port != 0 {
 		a.port = port
 	}
-	if a.host, err = policy.CanonicalHost(host); err != nil {
+	if a.host, err = hostname.Canonical(host); err != nil {
 		return a, malformed("host")
 	}
 	a.path, a.query, _ = strings.Cut(rest, "?")
@@ -97,11 +97,11 @@ func splitAuthority(auth string) (host string, port int, err error) {
 // parseConnectTarget parses a CONNECT request-target, "host:port" or
 // "[v6]:port", into a canonical host and port.
 func parseConnectTarget(t string) (string, int, error) {
-	host, port, err := policy.SplitHostPort(t)
+	host, port, err := hostname.SplitHostPort(t)
 	if err != nil {
 		return "", 0, malformed("CONNECT target")
 	}
-	canon, err := policy.CanonicalHost(host)
+	canon, err := hostname.Canonical(host)
 	if err != nil {
 		return "", 0, malformed("CONNECT target host")
 	}

@@ -9,7 +9,7 @@ import (
 	"net"
 	"time"
 
-	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/hostname"
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/mitm"
@@ -186,7 +186,7 @@ func certName(target, sni string, hostMatch bool) string {
 	if hostMatch || sni == "" {
 		return target
 	}
-	if c, err := policy.CanonicalHost(sni); err == nil {
+	if c, err := hostname.Canonical(sni); err == nil {
 		return c
 	}
 	return target

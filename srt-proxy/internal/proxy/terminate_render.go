@@ -4,7 +4,7 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/sanitize"
 )
 
 // Causes of the refusals TLS termination adds. They are numbered apart
@@ -99,7 +99,7 @@ func renderTLS(r Refusal) (a Answer, ok bool) {
 	}
 	switch r.Cause {
 	case CauseRequestDenied:
-		reason := policy.SanitizeLine(r.Reason)
+		reason := sanitize.Line(r.Reason)
 		if strings.TrimSpace(reason) == "" {
 			reason = whyDeniedDefault
 		}

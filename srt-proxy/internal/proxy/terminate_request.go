@@ -3,7 +3,7 @@ package proxy
 import (
 	"time"
 
-	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/hostname"
 )
 
 // serveOne reads one request inside the tunnel, checks it, asks the
@@ -105,7 +105,7 @@ func (x *tlsSession) misdirected(hosts []string, rt innerTarget) string {
 	if why := x.s.Rules.hostMismatch(hosts, 443, host, port); why != "" {
 		return why
 	}
-	if c, err := policy.CanonicalHost(x.sni); x.sni != "" && (err != nil || c != host) {
+	if c, err := hostname.Canonical(x.sni); x.sni != "" && (err != nil || c != host) {
 		return whySNIMismatch
 	}
 	if rt.authority != "" && !namesTarget(rt.authority, defaultPort(rt.scheme), host, port) {

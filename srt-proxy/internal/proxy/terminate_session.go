@@ -5,7 +5,7 @@ import (
 	"crypto/tls"
 	"time"
 
-	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/hostname"
 )
 
 // tlsSession is one terminated tunnel: HTTP/1.1 requests read from the
@@ -29,7 +29,7 @@ type tlsSession struct {
 
 func newTLSSession(s *Server, outer *conn, tc *tls.Conn, bulk *bulkConn, connect *Request) *tlsSession {
 	x := &tlsSession{s: s, t: s.TLS, outer: outer, tc: tc, bulk: bulk, connect: connect,
-		sni: policy.LowerASCII(tc.ConnectionState().ServerName)}
+		sni: hostname.LowerASCII(tc.ConnectionState().ServerName)}
 	x.h = &httpConn{s: s, c: &conn{raw: tc}, br: bufio.NewReaderSize(tc, 4096), bw: bufio.NewWriterSize(tc, 4096),
 		stall: x.stall(), bulk: bulk, keepAlive: keepAliveAnswer, trustFix: x.t.TrustFix}
 	return x

@@ -3,7 +3,7 @@ package proxy
 import (
 	"strings"
 
-	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/hostname"
 )
 
 // innerTarget is the request-target of a request read inside a terminated
@@ -205,6 +205,6 @@ func namesTarget(auth string, defPort int, host string, port int) bool {
 	if p == 0 {
 		p = defPort
 	}
-	c, err := policy.CanonicalHost(h)
+	c, err := hostname.Canonical(h)
 	return err == nil && c == host && p == port
 }

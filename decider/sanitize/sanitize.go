@@ -1,4 +1,8 @@
-package policy
+// Package sanitize makes untrusted text safe to show: on one line of a
+// record (Line) and in an HTTP status phrase (StatusPhrase). srt's
+// violation lines, the decider's records and srt-proxy's refusals pass
+// every reason a decider or a client wrote through it.
+package sanitize
 
 import "strings"
 
@@ -6,7 +10,7 @@ import "strings"
 // to nothing.
 const DefaultStatusPhrase = "Forbidden"
 
-// invisible reports whether r is one of the characters SanitizeLine turns
+// invisible reports whether r is one of the characters Line turns
 // into a space: controls and characters that hide or reorder text.
 func invisible(r rune) bool {
 	switch {
@@ -32,11 +36,11 @@ func invisible(r rune) bool {
 	return false
 }
 
-// SanitizeLine makes untrusted text safe for a one-line record (a violation
+// Line makes untrusted text safe for a one-line record (a violation
 // line, a reason): every run of control, invisible or bidi characters
 // becomes one space, '<' and '>' are removed, and the result is trimmed.
 // Invalid UTF-8 becomes U+FFFD.
-func SanitizeLine(s string) string {
+func Line(s string) string {
 	var b strings.Builder
 	b.Grow(len(s))
 	inRun := false
@@ -58,10 +62,10 @@ func SanitizeLine(s string) string {
 }
 
 // StatusPhrase turns a denial reason into an HTTP status phrase: the
-// SanitizeLine form with every non-ASCII character (per code point) replaced
+// Line form with every non-ASCII character (per code point) replaced
 // by '?', or DefaultStatusPhrase when nothing is left.
 func StatusPhrase(reason string) string {
-	s := SanitizeLine(reason)
+	s := Line(reason)
 	if s == "" {
 		return DefaultStatusPhrase
 	}

@@ -1,4 +1,4 @@
-package policy
+package hostname
 
 import (
 	"net/netip"
@@ -11,8 +11,8 @@ import (
 // implement its "ends in a number checker", "IPv4 parser" and "IPv4 number
 // parser" (URL Standard §3.5) for lower-case ASCII input.
 
-// endsInNumber reports whether the URL parser would treat s as IPv4.
-func endsInNumber(s string) bool {
+// EndsInNumber reports whether the URL parser would treat s as IPv4.
+func EndsInNumber(s string) bool {
 	parts := strings.Split(s, ".")
 	if parts[len(parts)-1] == "" {
 		if len(parts) == 1 {
@@ -28,8 +28,8 @@ func endsInNumber(s string) bool {
 	return ok
 }
 
-// parseIPv4Shorthand is the URL Standard's IPv4 parser.
-func parseIPv4Shorthand(s string) (netip.Addr, bool) {
+// ParseIPv4Shorthand is the URL Standard's IPv4 parser.
+func ParseIPv4Shorthand(s string) (netip.Addr, bool) {
 	parts := strings.Split(s, ".")
 	if parts[len(parts)-1] == "" && len(parts) > 1 {
 		parts = parts[:len(parts)-1]

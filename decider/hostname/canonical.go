@@ -1,4 +1,12 @@
-package policy
+// Package hostname is the host-name syntax srt's policy matches against and
+// srt-proxy parses with: the canonical form of a destination host
+// (Canonical), "host:port" splitting (SplitHostPort) and ASCII-only case
+// folding (LowerASCII). It holds no policy: what a host may reach is
+// decider/policy's business, which matches patterns against the hosts
+// canonicalised here.
+//
+// Everything here is pure: no DNS, no files, no sockets.
+package hostname
 
 import (
 	"errors"
@@ -6,14 +14,18 @@ import (
 	"strings"
 )
 
-// ErrMalformedHost is returned for a destination host that is not a plain
-// DNS name or IP literal. Its text is the reference's denial reason.
-var ErrMalformedHost = errors.New(ReasonMalformedHost)
+// ReasonMalformed is the reference's denial reason for a destination host
+// that is not a plain DNS name or IP literal (policy.ReasonMalformedHost).
+const ReasonMalformed = "malformed host"
 
-// maxHostLen is the reference's isValidHost length limit.
-const maxHostLen = 255
+// ErrMalformed is returned for a destination host that is not a plain DNS
+// name or IP literal. Its text is ReasonMalformed.
+var ErrMalformed = errors.New(ReasonMalformed)
 
-// CanonicalHost returns the form of a destination host that patterns are
+// MaxLen is the reference's isValidHost length limit.
+const MaxLen = 255
+
+// Canonical returns the form of a destination host that patterns are
 // matched against, the way the WHATWG URL host parser spells it: lower-case,
 // one trailing dot removed, IPv4 shorthand normalised ("127.1",
 // "2130706433", "0x7f.0.0.1", "0177.0.0.1" → "127.0.0.1"), IPv6 compressed
@@ -29,10 +41,10 @@ const maxHostLen = 255
 // reference matched those raw, but no resolver can reach them as spelled.
 // Labels starting "xn--" are passed through without Punycode checks.
 //
-// Every failure is ErrMalformedHost. CanonicalHost is idempotent.
-func CanonicalHost(h string) (string, error) {
-	if h == "" || len(h) > maxHostLen || strings.IndexByte(h, '%') >= 0 {
-		return "", ErrMalformedHost
+// Every failure is ErrMalformed. Canonical is idempotent.
+func Canonical(h string) (string, error) {
+	if h == "" || len(h) > MaxLen || strings.IndexByte(h, '%') >= 0 {
+		return "", ErrMalformed
 	}
 	bare, bracketed := h, false
 	if len(h) >= 2 && h[0] == '[' && h[len(h)-1] == ']' {
@@ -40,36 +52,36 @@ func CanonicalHost(h string) (string, error) {
 	}
 	if a, err := netip.ParseAddr(bare); err == nil {
 		if bracketed && !a.Is6() {
-			return "", ErrMalformedHost
+			return "", ErrMalformed
 		}
 		return a.Unmap().String(), nil
 	}
 	if bracketed || bare == "" {
-		return "", ErrMalformedHost
+		return "", ErrMalformed
 	}
 	for i := 0; i < len(bare); i++ {
-		if !isHostByte(bare[i]) {
-			return "", ErrMalformedHost
+		if !IsNameByte(bare[i]) {
+			return "", ErrMalformed
 		}
 	}
 	name := LowerASCII(bare)
-	if endsInNumber(name) {
-		a, ok := parseIPv4Shorthand(name)
+	if EndsInNumber(name) {
+		a, ok := ParseIPv4Shorthand(name)
 		if !ok {
-			return "", ErrMalformedHost
+			return "", ErrMalformed
 		}
 		return a.String(), nil
 	}
 	name = strings.TrimSuffix(name, ".")
 	if name == "" || strings.HasPrefix(name, ".") || strings.HasSuffix(name, ".") ||
 		strings.Contains(name, "..") {
-		return "", ErrMalformedHost
+		return "", ErrMalformed
 	}
 	return name, nil
 }
 
-// isHostByte reports whether c may appear in a host name: [A-Za-z0-9._-].
-func isHostByte(c byte) bool {
+// IsNameByte reports whether c may appear in a host name: [A-Za-z0-9._-].
+func IsNameByte(c byte) bool {
 	return 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' ||
 		c == '.' || c == '-' || c == '_'
 }

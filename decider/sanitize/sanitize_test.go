@@ -1,6 +1,10 @@
-package policy
+package sanitize
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/srt-sandbox/decider/policy"
+)
 
 func TestSanitizeLine(t *testing.T) {
 	cases := []struct {
@@ -27,8 +31,8 @@ func TestSanitizeLine(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			if got := SanitizeLine(tc.in); got != tc.want {
-				t.Errorf("SanitizeLine(%q) = %q; want %q", tc.in, got, tc.want)
+			if got := Line(tc.in); got != tc.want {
+				t.Errorf("Line(%q) = %q; want %q", tc.in, got, tc.want)
 			}
 		})
 	}
@@ -41,7 +45,7 @@ func TestStatusPhrase(t *testing.T) {
 		want string
 	}{
 		{"reference example", "Evil <host>\nuse good.example.org", "Evil host use good.example.org"},
-		{"default reason", ReasonNotAllowed, "host is not on the allow list"},
+		{"default reason", policy.ReasonNotAllowed, "host is not on the allow list"},
 		{"non-ascii", "déjà vu", "d?j? vu"},
 		{"astral is one char", "no \U0001F600", "no ?"},
 		{"empty", "", DefaultStatusPhrase},

@@ -1,4 +1,4 @@
-package policy
+package hostname
 
 import (
 	"errors"
@@ -17,7 +17,7 @@ func TestSplitHostPort(t *testing.T) {
 		{"ipv4", "127.0.0.1:8080", "127.0.0.1", 8080, true},
 		{"ipv6", "[::1]:443", "::1", 443, true},
 		{"ipv6 full", "[2001:db8::1]:65535", "2001:db8::1", 65535, true},
-		{"ipv6 zone kept for CanonicalHost to refuse", "[fe80::1%eth0]:22", "fe80::1%eth0", 22, true},
+		{"ipv6 zone kept for Canonical to refuse", "[fe80::1%eth0]:22", "fe80::1%eth0", 22, true},
 		{"leading zeros", "example.com:0443", "example.com", 443, true},
 		{"host kept as written", "EXAMPLE.com.:1", "EXAMPLE.com.", 1, true},
 		{"port 1", "a:1", "a", 1, true},

@@ -1,4 +1,4 @@
-package policy
+package hostname
 
 import (
 	"errors"
@@ -11,7 +11,7 @@ var ErrBadHostPort = errors.New("bad host:port")
 
 // SplitHostPort splits "host:port" or "[ipv6]:port" (a CONNECT target or
 // URL authority). The host is returned as written, without brackets; it is
-// not canonicalised (see CanonicalHost). The port is 1–65535 in decimal
+// not canonicalised (see Canonical). The port is 1–65535 in decimal
 // (leading zeros tolerated, at most five digits). An unbracketed host with a
 // colon ("::1:443") is refused as ambiguous, as is brackets around a host
 // without a colon.

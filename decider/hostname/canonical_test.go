@@ -1,4 +1,4 @@
-package policy
+package hostname
 
 import (
 	"errors"
@@ -7,7 +7,7 @@ import (
 )
 
 func TestCanonicalHost(t *testing.T) {
-	const bad = "\x00malformed" // marks an expected ErrMalformedHost
+	const bad = "\x00malformed" // marks an expected ErrMalformed
 	cases := []struct {
 		name string
 		in   string
@@ -96,25 +96,25 @@ func TestCanonicalHost(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := CanonicalHost(tc.in)
+			got, err := Canonical(tc.in)
 			if tc.want == bad {
-				if !errors.Is(err, ErrMalformedHost) || got != "" {
-					t.Fatalf("CanonicalHost(%q) = %q, %v; want ErrMalformedHost", tc.in, got, err)
+				if !errors.Is(err, ErrMalformed) || got != "" {
+					t.Fatalf("Canonical(%q) = %q, %v; want ErrMalformed", tc.in, got, err)
 				}
 				return
 			}
 			if err != nil || got != tc.want {
-				t.Fatalf("CanonicalHost(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
+				t.Fatalf("Canonical(%q) = %q, %v; want %q", tc.in, got, err, tc.want)
 			}
-			if again, err := CanonicalHost(got); err != nil || again != got {
-				t.Errorf("not idempotent: CanonicalHost(%q) = %q, %v", got, again, err)
+			if again, err := Canonical(got); err != nil || again != got {
+				t.Errorf("not idempotent: Canonical(%q) = %q, %v", got, again, err)
 			}
 		})
 	}
 }
 
 func TestMalformedHostText(t *testing.T) {
-	if ErrMalformedHost.Error() != "malformed host" {
-		t.Errorf("ErrMalformedHost = %q", ErrMalformedHost)
+	if ErrMalformed.Error() != "malformed host" {
+		t.Errorf("ErrMalformed = %q", ErrMalformed)
 	}
 }
