@@ -4,7 +4,7 @@ import (
 	"encoding/base64"
 
 	"github.com/srt-sandbox/decider/protocol"
-	"github.com/srt-sandbox/srt-proxy/internal/proxy"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // credentialHeaders are the headers a credential travels in. An allow
@@ -41,8 +41,8 @@ func authorization(class, credential, host string) string {
 // allowVerdict turns an allow into the proxy's verdict for a request to
 // host: its header edits, and its credential placed (which removes the
 // credential headers and sets Authorization).
-func allowVerdict(v *protocol.Allow, host string) proxy.Verdict {
-	out := proxy.Verdict{Allow: true}
+func allowVerdict(v *protocol.Allow, host string) ask.Verdict {
+	out := ask.Verdict{Allow: true}
 	if v.RemoveHeaders != nil {
 		out.RemoveHeaders = append([]string(nil), v.RemoveHeaders...)
 	}

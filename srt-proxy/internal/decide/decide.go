@@ -1,4 +1,4 @@
-// Package decide joins the proxy's one seam to policy (proxy.Asker) to a
+// Package decide joins the proxy's one seam to policy (ask.Asker) to a
 // decider link: it turns a proxy request into a protocol req and a
 // verdict back, and keeps the resolved-address policy the decider's lists
 // imply.
@@ -16,7 +16,7 @@ import (
 	"github.com/srt-sandbox/decider/policy"
 	"github.com/srt-sandbox/decider/protocol"
 	"github.com/srt-sandbox/srt-proxy/internal/link"
-	"github.com/srt-sandbox/srt-proxy/internal/proxy"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // Asker asks a decider over a link.
@@ -24,32 +24,32 @@ type Asker struct {
 	Link *link.Link
 
 	mu   sync.Mutex
-	ids  map[*proxy.Request]uint64 // recent allowed requests, for Refused
-	ring []*proxy.Request          // their order, oldest first
+	ids  map[*ask.Request]uint64 // recent allowed requests, for Refused
+	ring []*ask.Request          // their order, oldest first
 }
 
 // keepIDs bounds the requests remembered for Refused: the decider keeps
 // the same window of recent allows.
 const keepIDs = 4096
 
-var _ proxy.Asker = (*Asker)(nil)
+var _ ask.Asker = (*Asker)(nil)
 
-// Ask implements proxy.Asker.
-func (a *Asker) Ask(ctx context.Context, r *proxy.Request) (proxy.Verdict, error) {
+// Ask implements ask.Asker.
+func (a *Asker) Ask(ctx context.Context, r *ask.Request) (ask.Verdict, error) {
 	req := toReq(r, a.Link.Ext())
 	if err := protocol.ValidateReq(req); err != nil {
 		var u *protocol.UnaskableError
 		if errors.As(err, &u) {
-			return proxy.Verdict{}, &proxy.UnaskableError{Reason: u.Reason}
+			return ask.Verdict{}, &ask.UnaskableError{Reason: u.Reason}
 		}
-		return proxy.Verdict{}, err
+		return ask.Verdict{}, err
 	}
 	v, err := a.Link.Ask(ctx, req, r.Body)
 	if err != nil {
 		if errors.Is(err, link.ErrBodyless) {
-			return proxy.Verdict{}, proxy.ErrBodylessBody
+			return ask.Verdict{}, ask.ErrBodylessBody
 		}
-		return proxy.Verdict{}, err
+		return ask.Verdict{}, err
 	}
 	switch v := v.(type) {
 	case *protocol.Allow:
@@ -60,25 +60,25 @@ func (a *Asker) Ask(ctx context.Context, r *proxy.Request) (proxy.Verdict, error
 		if v.Reason != nil {
 			reason = *v.Reason
 		}
-		return proxy.Verdict{Status: v.Status, Reason: reason}, nil
+		return ask.Verdict{Status: v.Status, Reason: reason}, nil
 	default: // the link returns only allows and denies
-		return proxy.Verdict{}, fmt.Errorf("%w: unexpected verdict %T", link.ErrUnavailable, v)
+		return ask.Verdict{}, fmt.Errorf("%w: unexpected verdict %T", link.ErrUnavailable, v)
 	}
 }
 
-// Refused implements proxy.Asker.
-func (a *Asker) Refused(r *proxy.Request, reason string) {
+// Refused implements ask.Asker.
+func (a *Asker) Refused(r *ask.Request, reason string) {
 	a.mu.Lock()
 	id := a.ids[r]
 	a.mu.Unlock()
 	a.Link.Refused(id, reason)
 }
 
-func (a *Asker) remember(r *proxy.Request, id uint64) {
+func (a *Asker) remember(r *ask.Request, id uint64) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	if a.ids == nil {
-		a.ids = map[*proxy.Request]uint64{}
+		a.ids = map[*ask.Request]uint64{}
 	}
 	a.ids[r] = id
 	a.ring = append(a.ring, r)
@@ -90,16 +90,16 @@ func (a *Asker) remember(r *proxy.Request, id uint64) {
 
 // toReq is the req for r. kind and user are srt.v1's, sent only when the
 // extension is in force.
-func toReq(r *proxy.Request, ext bool) *protocol.Req {
+func toReq(r *ask.Request, ext bool) *protocol.Req {
 	req := &protocol.Req{Method: r.Method, Host: r.Host, Port: r.Port, Path: r.Path}
 	if ext {
 		req.User = r.User
 		switch r.Kind {
-		case proxy.KindConnect:
+		case ask.KindConnect:
 			req.Kind = protocol.KindConnect
-		case proxy.KindSOCKS:
+		case ask.KindSOCKS:
 			req.Kind = protocol.KindSOCKS
-		case proxy.KindHTTP:
+		case ask.KindHTTP:
 			req.Kind = protocol.KindHTTP
 		}
 	}

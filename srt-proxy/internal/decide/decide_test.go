@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/srt-sandbox/decider/protocol"
-	"github.com/srt-sandbox/srt-proxy/internal/proxy"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 func ptr(s string) *string { return &s }
@@ -41,7 +41,7 @@ func TestAllowVerdictCredentials(t *testing.T) {
 }
 
 func TestToReq(t *testing.T) {
-	r := &proxy.Request{Kind: proxy.KindHTTP, User: "u", Method: "GET", Host: "a.test", Port: 80, Path: "/",
+	r := &ask.Request{Kind: ask.KindHTTP, User: "u", Method: "GET", Host: "a.test", Port: 80, Path: "/",
 		HostHeader: "a.test", SNI: "a.test", Query: "q",
 		Headers: map[string][]string{"b": {"1"}, "a": {"2", "3"}}, HeaderNames: []string{"b", "a"}}
 	got, err := protocol.Encode(withID(toReq(r, false)))

@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // Metrics are one srt-proxy's counts. The zero value is not usable; make
@@ -127,20 +128,20 @@ func (m *Metrics) AcceptFailed() { m.errors.WithLabelValues("accept").Inc() }
 
 // Asker is an Asker that times each question it passes on.
 type Asker struct {
-	proxy.Asker
+	ask.Asker
 	Metrics *Metrics
 }
 
 // Ask asks the Asker it wraps and records how long the verdict took. A
 // request the proxy refuses before a verdict (one the protocol cannot
 // carry, a body the method should not have) is not a decider's latency.
-func (a Asker) Ask(ctx context.Context, r *proxy.Request) (proxy.Verdict, error) {
+func (a Asker) Ask(ctx context.Context, r *ask.Request) (ask.Verdict, error) {
 	start := time.Now()
 	v, err := a.Asker.Ask(ctx, r)
-	var unaskable *proxy.UnaskableError
+	var unaskable *ask.UnaskableError
 	verdict := "allow"
 	switch {
-	case errors.As(err, &unaskable), errors.Is(err, proxy.ErrBodylessBody):
+	case errors.As(err, &unaskable), errors.Is(err, ask.ErrBodylessBody):
 		return v, err
 	case err != nil:
 		verdict = "none"

@@ -4,6 +4,8 @@ import (
 	"unicode/utf8"
 
 	"github.com/srt-sandbox/decider/hostname"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // The limits of a request put to the decider (docs/decider-protocol.md,
@@ -25,7 +27,7 @@ const (
 )
 
 // unaskable returns why r cannot be put to the decider, or "".
-func unaskable(r *Request) string {
+func unaskable(r *ask.Request) string {
 	if r.Method == "" || r.Host == "" || r.Path == "" || r.Port < 1 || r.Port > 65535 {
 		return whyBadRequest
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // The benchmarks compare the proxy with a direct loopback connection in
@@ -62,8 +63,10 @@ func TestMain(m *testing.M) {
 
 type allowAsker struct{}
 
-func (allowAsker) Ask(context.Context, *Request) (Verdict, error) { return Verdict{Allow: true}, nil }
-func (allowAsker) Refused(*Request, string)                       {}
+func (allowAsker) Ask(context.Context, *ask.Request) (ask.Verdict, error) {
+	return ask.Verdict{Allow: true}, nil
+}
+func (allowAsker) Refused(*ask.Request, string) {}
 
 // startChild starts the test binary as a child of the given role and
 // returns its address and process id; the child ends with the test.

@@ -5,6 +5,8 @@ import (
 	"context"
 	"net"
 	"time"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // Captured is a connection the sandbox made to an address outside it,
@@ -87,7 +89,7 @@ func (s *Server) ServeCaptured(c net.Conn, d Captured) {
 		}
 		c.SetReadDeadline(time.Time{})
 	}
-	req := &Request{Kind: KindConnect, User: d.User, Method: "CONNECT", Host: d.Host, Port: d.Port, Path: "*"}
+	req := &ask.Request{Kind: ask.KindConnect, User: d.User, Method: "CONNECT", Host: d.Host, Port: d.Port, Path: "*"}
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
 	v, err := s.Asker.Ask(ctx, req)
@@ -128,7 +130,7 @@ func (s *Server) ServeCaptured(c net.Conn, d Captured) {
 // captureOpaque tunnels an allowed captured connection that is not
 // terminated: refused under Rules.RefuseOpaqueTunnels (the decider is
 // told), dialled and spliced otherwise.
-func (s *Server) captureOpaque(c *conn, br *bufio.Reader, req *Request, rec *record) {
+func (s *Server) captureOpaque(c *conn, br *bufio.Reader, req *ask.Request, rec *record) {
 	if s.Rules.RefuseOpaqueTunnels {
 		s.Asker.Refused(req, whyOpaqueTunnel)
 		rec.set(decisionDeny, whyOpaqueTunnel)

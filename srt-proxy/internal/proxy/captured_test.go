@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // captured connects to a loopback listener whose one connection s serves
@@ -89,15 +90,15 @@ func TestCapturedRefusals(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		d      Captured
-		answer func(*Request) (Verdict, error)
-		asked  []Request
+		answer func(*ask.Request) (ask.Verdict, error)
+		asked  []ask.Request
 	}{
 		{"refused without asking", Captured{User: "srt.u", Host: "198.18.200.1", Port: 80, Literal: true, Refuse: "no name"}, allowAll, nil},
 		{"denied", Captured{User: "srt.u", Host: "x.test", Port: 443}, denyWith("nope"),
-			[]Request{{Kind: KindConnect, User: "srt.u", Method: "CONNECT", Host: "x.test", Port: 443, Path: "*"}}},
+			[]ask.Request{{Kind: ask.KindConnect, User: "srt.u", Method: "CONNECT", Host: "x.test", Port: 443, Path: "*"}}},
 		{"decider unavailable", Captured{User: "srt.u", Host: "192.0.2.1", Port: 22, Literal: true},
-			func(*Request) (Verdict, error) { return Verdict{}, errors.New("decider gone") },
-			[]Request{{Kind: KindConnect, User: "srt.u", Method: "CONNECT", Host: "192.0.2.1", Port: 22, Path: "*"}}},
+			func(*ask.Request) (ask.Verdict, error) { return ask.Verdict{}, errors.New("decider gone") },
+			[]ask.Request{{Kind: ask.KindConnect, User: "srt.u", Method: "CONNECT", Host: "192.0.2.1", Port: 22, Path: "*"}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := &fakeAsker{answer: c.answer}
@@ -201,7 +202,7 @@ func TestCapturedTerminated(t *testing.T) {
 				t.Fatalf("answer %d %q", resp.StatusCode, body)
 			}
 			asked := f.asker.requests()[before:]
-			if len(asked) != 2 || asked[0].Kind != KindConnect || asked[0].Host != c.host || asked[1].Kind != KindHTTP || asked[1].Host != c.host || asked[1].SNI != c.sni {
+			if len(asked) != 2 || asked[0].Kind != ask.KindConnect || asked[0].Host != c.host || asked[1].Kind != ask.KindHTTP || asked[1].Host != c.host || asked[1].SNI != c.sni {
 				t.Errorf("asked %+v", asked)
 			}
 		})

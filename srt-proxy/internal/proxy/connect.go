@@ -3,6 +3,8 @@ package proxy
 import (
 	"bufio"
 	"net"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // connectEstablished is the answer to an allowed CONNECT.
@@ -13,26 +15,26 @@ const connectEstablished = "HTTP/1.1 200 Connection Established\r\n\r\n"
 func (h *httpConn) serveConnect(head *requestHead, rec *record) {
 	user, _, ok := h.s.authenticate(head)
 	if !ok {
-		h.refuse(rec, Refusal{Cause: CauseAuth, Kind: KindConnect}, true)
+		h.refuse(rec, Refusal{Cause: CauseAuth, Kind: ask.KindConnect}, true)
 		return
 	}
 	rec.user = user
 	host, port, err := parseConnectTarget(head.target)
 	if err != nil {
-		h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: KindConnect, Reason: err.Error()}, true)
+		h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: ask.KindConnect, Reason: err.Error()}, true)
 		return
 	}
-	req := &Request{Kind: KindConnect, User: user, Method: "CONNECT", Host: host, Port: port, Path: "*"}
+	req := &ask.Request{Kind: ask.KindConnect, User: user, Method: "CONNECT", Host: host, Port: port, Path: "*"}
 	rec.about(req)
 	ctx, cancel := h.requestContext()
 	defer cancel()
 	v, err := h.s.Asker.Ask(ctx, req)
 	if err != nil {
-		h.refuse(rec, Refusal{Cause: CauseUnavailable, Kind: KindConnect, Reason: deciderReason(err.Error())}, true)
+		h.refuse(rec, Refusal{Cause: CauseUnavailable, Kind: ask.KindConnect, Reason: deciderReason(err.Error())}, true)
 		return
 	}
 	if !v.Allow {
-		h.refuse(rec, Refusal{Cause: CauseDenied, Kind: KindConnect, Status: v.Status, Reason: v.Reason, Host: host}, true)
+		h.refuse(rec, Refusal{Cause: CauseDenied, Kind: ask.KindConnect, Status: v.Status, Reason: v.Reason, Host: host}, true)
 		return
 	}
 	if h.serveTerminated(req, v, rec) { // TLS termination (terminate_connect.go)

@@ -11,6 +11,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/testcert"
 )
 
@@ -46,11 +47,11 @@ func TestCurl(t *testing.T) {
 	plainPort := plain.Listener.Addr().(*net.TCPAddr).Port
 	securePort := secure.Listener.Addr().(*net.TCPAddr).Port
 
-	a := &fakeAsker{answer: func(r *Request) (Verdict, error) {
+	a := &fakeAsker{answer: func(r *ask.Request) (ask.Verdict, error) {
 		if r.Host == "echo.test" {
-			return Verdict{Allow: true}, nil
+			return ask.Verdict{Allow: true}, nil
 		}
-		return Verdict{Status: 403, Reason: "host is not on the allow list"}, nil
+		return ask.Verdict{Status: 403, Reason: "host is not on the allow list"}, nil
 	}}
 	addr, _ := startProxy(t, a, func(s *Server) {
 		s.Token = testToken

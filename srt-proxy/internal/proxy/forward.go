@@ -15,13 +15,14 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // exchange is one allowed request on its way upstream.
 type exchange struct {
 	head       *requestHead
-	req        *Request
-	verdict    Verdict
+	req        *ask.Request
+	verdict    ask.Verdict
 	scheme     string // the destination's: "http" or "https"
 	target     string // the request-target sent upstream, in origin form
 	hostHeader string // the Host header sent upstream

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/rs/zerolog"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // upstream is a loopback HTTP server that records what reaches it.
@@ -94,7 +96,7 @@ func TestKeepAlive(t *testing.T) {
 		}
 	}
 	r := a.requests()[0]
-	want := Request{Kind: KindHTTP, Method: "GET", Host: "127.0.0.1", Port: up.Listener.Addr().(*net.TCPAddr).Port,
+	want := ask.Request{Kind: ask.KindHTTP, Method: "GET", Host: "127.0.0.1", Port: up.Listener.Addr().(*net.TCPAddr).Port,
 		HostHeader: up.Listener.Addr().String(), Path: "/r0"}
 	if r.Kind != want.Kind || r.Method != want.Method || r.Host != want.Host || r.Port != want.Port ||
 		r.HostHeader != want.HostHeader || r.Path != want.Path || r.Query != "" || r.Headers != nil {
@@ -180,8 +182,8 @@ func TestProxyAuthorizationForwardedWithoutToken(t *testing.T) {
 
 func TestVerdictHeaderEdits(t *testing.T) {
 	up := newUpstream(t, nil)
-	a := &fakeAsker{answer: func(*Request) (Verdict, error) {
-		return Verdict{Allow: true, SetHeaders: map[string][]string{"x-set": {"1", "2"}},
+	a := &fakeAsker{answer: func(*ask.Request) (ask.Verdict, error) {
+		return ask.Verdict{Allow: true, SetHeaders: map[string][]string{"x-set": {"1", "2"}},
 			RemoveHeaders: []string{"x_remove"}}, nil
 	}}
 	addr, _ := startProxy(t, a, func(s *Server) { s.Rules.PlaintextHeaderSet = true })
@@ -316,7 +318,7 @@ func TestConnectTunnel(t *testing.T) {
 		t.Fatalf("after half-close: %q, %v", rest, err)
 	}
 	r := a.requests()[0]
-	if r.Kind != KindConnect || r.Method != "CONNECT" || r.Path != "*" || r.User != "srt.abc" || r.Host != "127.0.0.1" || r.Headers != nil {
+	if r.Kind != ask.KindConnect || r.Method != "CONNECT" || r.Path != "*" || r.User != "srt.abc" || r.Host != "127.0.0.1" || r.Headers != nil {
 		t.Errorf("asked %+v", r)
 	}
 }
@@ -330,11 +332,11 @@ func TestDecisionLog(t *testing.T) {
 		defer mu.Unlock()
 		return buf.Write(p)
 	}))
-	a := &fakeAsker{answer: func(r *Request) (Verdict, error) {
+	a := &fakeAsker{answer: func(r *ask.Request) (ask.Verdict, error) {
 		if r.Path == "/deny" {
-			return Verdict{Status: 403, Reason: "host is on the deny list"}, nil
+			return ask.Verdict{Status: 403, Reason: "host is on the deny list"}, nil
 		}
-		return Verdict{Allow: true}, nil
+		return ask.Verdict{Allow: true}, nil
 	}}
 	addr, srv := startProxy(t, a, func(s *Server) {
 		s.Token = testToken

@@ -14,23 +14,24 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // fuzzAsker allows, denies or fails depending on the request, so every
 // path after the decision is reachable.
 type fuzzAsker struct{}
 
-func (fuzzAsker) Ask(_ context.Context, r *Request) (Verdict, error) {
+func (fuzzAsker) Ask(_ context.Context, r *ask.Request) (ask.Verdict, error) {
 	switch {
 	case strings.Contains(r.Host, "fail"):
-		return Verdict{}, errors.New("decider closed the stream")
+		return ask.Verdict{}, errors.New("decider closed the stream")
 	case strings.Contains(r.Host, "deny") || strings.Contains(r.Path, "deny"):
-		return Verdict{Status: 403, Reason: "no\r\n<é>"}, nil
+		return ask.Verdict{Status: 403, Reason: "no\r\n<é>"}, nil
 	}
-	return Verdict{Allow: true, SetHeaders: map[string][]string{"x-set": {"1"}}, RemoveHeaders: []string{"x-remove"}}, nil
+	return ask.Verdict{Allow: true, SetHeaders: map[string][]string{"x-set": {"1"}}, RemoveHeaders: []string{"x-remove"}}, nil
 }
 
-func (fuzzAsker) Refused(*Request, string) {}
+func (fuzzAsker) Refused(*ask.Request, string) {}
 
 // pipeUpstream is a Dial that connects to an in-memory upstream: an HTTP
 // server answering every request it can parse, closing on anything else.

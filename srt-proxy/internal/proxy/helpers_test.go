@@ -19,37 +19,38 @@ import (
 	"github.com/srt-sandbox/decider/policy"
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // fakeAsker answers with a function and records what it was asked.
 type fakeAsker struct {
 	mu      sync.Mutex
-	answer  func(r *Request) (Verdict, error)
-	asked   []Request
+	answer  func(r *ask.Request) (ask.Verdict, error)
+	asked   []ask.Request
 	refused []string
 }
 
-func (a *fakeAsker) Ask(_ context.Context, r *Request) (Verdict, error) {
+func (a *fakeAsker) Ask(_ context.Context, r *ask.Request) (ask.Verdict, error) {
 	a.mu.Lock()
 	a.asked = append(a.asked, *r)
 	f := a.answer
 	a.mu.Unlock()
 	if f == nil {
-		return Verdict{Allow: true}, nil
+		return ask.Verdict{Allow: true}, nil
 	}
 	return f(r)
 }
 
-func (a *fakeAsker) Refused(r *Request, reason string) {
+func (a *fakeAsker) Refused(r *ask.Request, reason string) {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.refused = append(a.refused, r.Host+" "+reason)
 }
 
-func (a *fakeAsker) requests() []Request {
+func (a *fakeAsker) requests() []ask.Request {
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	return append([]Request(nil), a.asked...)
+	return append([]ask.Request(nil), a.asked...)
 }
 
 func (a *fakeAsker) refusals() []string {
@@ -58,10 +59,10 @@ func (a *fakeAsker) refusals() []string {
 	return append([]string(nil), a.refused...)
 }
 
-func allowAll(*Request) (Verdict, error) { return Verdict{Allow: true}, nil }
+func allowAll(*ask.Request) (ask.Verdict, error) { return ask.Verdict{Allow: true}, nil }
 
-func denyWith(reason string) func(*Request) (Verdict, error) {
-	return func(*Request) (Verdict, error) { return Verdict{Status: 403, Reason: reason}, nil }
+func denyWith(reason string) func(*ask.Request) (ask.Verdict, error) {
+	return func(*ask.Request) (ask.Verdict, error) { return ask.Verdict{Status: 403, Reason: reason}, nil }
 }
 
 const testToken = "0123456789abcdef0123456789abcdef"
@@ -69,7 +70,7 @@ const testToken = "0123456789abcdef0123456789abcdef"
 // startProxy runs a Server on a loopback port and returns its address. The
 // server's dialer uses no host addresses (so tests do not depend on this
 // machine's interfaces); configure adjusts the rest.
-func startProxy(t testing.TB, asker Asker, configure func(*Server)) (string, *Server) {
+func startProxy(t testing.TB, asker ask.Asker, configure func(*Server)) (string, *Server) {
 	t.Helper()
 	s := &Server{
 		Asker:  asker,

@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"sync"
 	"time"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // httpConn is a client connection speaking HTTP/1.x to the proxy.
@@ -80,7 +82,7 @@ func (h *httpConn) serveOne() bool {
 		return h.serveProxyOnly(head, rec) // proxyonly_http.go
 	}
 	if head.method == "CONNECT" {
-		rec.kind = KindConnect.String()
+		rec.kind = ask.KindConnect.String()
 		h.serveConnect(head, rec)
 		return false
 	}
@@ -100,9 +102,9 @@ func (h *httpConn) nextHead(rec *record) *requestHead {
 	switch {
 	case errors.Is(err, errNoRequest):
 	case errors.Is(err, errHeadTooLarge):
-		h.refuse(rec, Refusal{Cause: CauseHeadTooLarge, Kind: KindHTTP, Reason: err.Error()}, true)
+		h.refuse(rec, Refusal{Cause: CauseHeadTooLarge, Kind: ask.KindHTTP, Reason: err.Error()}, true)
 	case errors.As(err, &m):
-		h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: KindHTTP, Reason: m.Error()}, true)
+		h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: ask.KindHTTP, Reason: m.Error()}, true)
 	default: // the client went away or stalled in the middle of a head
 		rec.set(decisionFail, "reading the request head: "+err.Error())
 		h.s.log(rec)
@@ -132,7 +134,7 @@ func (h *httpConn) requestBody(head *requestHead, kind bodyKind, length int64) *
 // connection ends), and anything else as the decider being unavailable
 // (503). close says whether those refusals end the connection. It reports
 // whether the connection may carry another request.
-func (h *httpConn) askFailed(rec *record, req *Request, body *peekBody, err error, close bool) bool {
+func (h *httpConn) askFailed(rec *record, req *ask.Request, body *peekBody, err error, close bool) bool {
 	if body != nil {
 		if ferr := body.failed(); ferr != nil {
 			rec.set(decisionFail, "reading the request body: "+ferr.Error())
@@ -140,13 +142,13 @@ func (h *httpConn) askFailed(rec *record, req *Request, body *peekBody, err erro
 			return false
 		}
 	}
-	r := Refusal{Cause: CauseUnavailable, Kind: KindHTTP, Reason: deciderReason(err.Error()), Host: req.Host}
-	var u *UnaskableError
+	r := Refusal{Cause: CauseUnavailable, Kind: ask.KindHTTP, Reason: deciderReason(err.Error()), Host: req.Host}
+	var u *ask.UnaskableError
 	switch {
 	case errors.As(err, &u):
 		r.Cause, r.Reason = CauseUnaskable, u.Reason
-	case errors.Is(err, ErrBodylessBody):
-		r.Cause, r.Reason, close = CauseBodyless, ErrBodylessBody.Error(), true
+	case errors.Is(err, ask.ErrBodylessBody):
+		r.Cause, r.Reason, close = CauseBodyless, ask.ErrBodylessBody.Error(), true
 	}
 	return h.refuse(rec, r, close)
 }
@@ -168,7 +170,7 @@ func (h *httpConn) refuse(rec *record, r Refusal, close bool) bool {
 	case r.Reason == "":
 		rec.reason = causeNames[r.Cause]
 	}
-	if r.Kind == KindConnect {
+	if r.Kind == ask.KindConnect {
 		close = true
 	}
 	close = close || h.s.isClosing()
@@ -193,7 +195,7 @@ var causeNames = map[Cause]string{
 // writeAnswer writes a rendered refusal. A plain-HTTP answer carries
 // Content-Length (and Connection: close when the connection ends); a
 // CONNECT answer is written raw, its body ended by closing.
-func (h *httpConn) writeAnswer(a Answer, kind Kind, close bool) {
+func (h *httpConn) writeAnswer(a Answer, kind ask.Kind, close bool) {
 	h.wmu.Lock()
 	h.responseSent = true
 	h.wmu.Unlock()
@@ -209,7 +211,7 @@ func (h *httpConn) writeAnswer(a Answer, kind Kind, close bool) {
 		w.WriteString(kv[1])
 		w.WriteString("\r\n")
 	}
-	if kind != KindConnect {
+	if kind != ask.KindConnect {
 		w.WriteString("Content-Length: ")
 		w.WriteString(strconv.Itoa(len(a.Body)))
 		w.WriteString("\r\n")

@@ -7,6 +7,8 @@ import (
 	"net"
 	"sync"
 	"time"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // inspectIdle bounds the client's silence while its body is read for the
@@ -29,7 +31,7 @@ type peekBody struct {
 	err     error // the client-side failure of Read
 }
 
-var _ Body = (*peekBody)(nil)
+var _ ask.Body = (*peekBody)(nil)
 
 // newPeekBody wraps the body of a request with method (rb nil when it has
 // none) read from conn.

@@ -3,6 +3,8 @@ package proxy
 import (
 	"strings"
 	"time"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // serveProxyOnlyConnect serves a CONNECT in proxy-only mode: the target
@@ -12,7 +14,7 @@ import (
 // inspect. The decider is not asked about the CONNECT itself.
 func (h *httpConn) serveProxyOnlyConnect(head *requestHead, rec *record) {
 	refuse := func(c Cause, why string) {
-		h.refuse(rec, Refusal{Cause: c, Kind: KindConnect, Reason: why, Host: rec.host}, true)
+		h.refuse(rec, Refusal{Cause: c, Kind: ask.KindConnect, Reason: why, Host: rec.host}, true)
 	}
 	if why := connectTargetProblem(head.target); why != "" {
 		refuse(CauseBadRequest, why)
@@ -28,8 +30,8 @@ func (h *httpConn) serveProxyOnlyConnect(head *requestHead, rec *record) {
 		refuse(CauseHostNotAllowed, why)
 		return
 	}
-	req := &Request{Kind: KindConnect, Method: "CONNECT", Host: host, Port: port, Path: "*"}
-	if h.s.TLS != nil && h.serveTerminated(req, Verdict{Allow: true}, rec) {
+	req := &ask.Request{Kind: ask.KindConnect, Method: "CONNECT", Host: host, Port: port, Path: "*"}
+	if h.s.TLS != nil && h.serveTerminated(req, ask.Verdict{Allow: true}, rec) {
 		return
 	}
 	refuse(CauseOpaqueTunnel, whyOpaqueTunnel)
@@ -94,7 +96,7 @@ func (s *Server) refuseSOCKSProxyOnly(c *conn, host string, port int, rec *recor
 	rec.set(decisionDeny, whyOpaqueTunnel)
 	rec.code = CodeOpaqueTunnel
 	c.raw.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	c.raw.Write(socksReply(s.Mode.Render(Refusal{Cause: CauseOpaqueTunnel, Kind: KindSOCKS, Host: host}).SOCKS))
+	c.raw.Write(socksReply(s.Mode.Render(Refusal{Cause: CauseOpaqueTunnel, Kind: ask.KindSOCKS, Host: host}).SOCKS))
 	lingerClose(c.raw)
 }
 

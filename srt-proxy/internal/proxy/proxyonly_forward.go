@@ -1,12 +1,16 @@
 package proxy
 
+import (
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+)
+
 // forwardProxyOnly sends an allowed plain-HTTP request upstream with its
 // request-target as spelled, Host rebuilt from the canonical host, the
 // client's headers without the hop-by-hop ones (any spelling) and without
 // Proxy-Authorization, the verdict's edits applied and the body (what the
 // decider read of it first) re-framed, and relays the response; it
 // reports whether the connection may carry another request.
-func (h *httpConn) forwardProxyOnly(rec *record, head *requestHead, t absTarget, spelled string, v Verdict, req *Request, body *peekBody, kind bodyKind, wantsClose bool) bool {
+func (h *httpConn) forwardProxyOnly(rec *record, head *requestHead, t absTarget, spelled string, v ask.Verdict, req *ask.Request, body *peekBody, kind bodyKind, wantsClose bool) bool {
 	ctx, cancel := h.requestContext()
 	defer cancel()
 	ex := &exchange{head: head, req: req, verdict: v, scheme: t.scheme, target: spelled,

@@ -1,13 +1,17 @@
 package proxy
 
-import "strings"
+import (
+	"strings"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+)
 
 // serveProxyOnly serves one request of proxy-only mode (a CONNECT or a
 // plain-HTTP request); it reports whether the connection may carry
 // another.
 func (h *httpConn) serveProxyOnly(head *requestHead, rec *record) bool {
 	if head.method == "CONNECT" {
-		rec.kind = KindConnect.String()
+		rec.kind = ask.KindConnect.String()
 		h.serveProxyOnlyConnect(head, rec)
 		return false
 	}
@@ -28,14 +32,14 @@ func (h *httpConn) serveProxyOnlyRequest(head *requestHead, rec *record) bool {
 	po := h.s.ProxyOnly
 	kind, length, err := framing(head)
 	if err != nil {
-		return h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: KindHTTP, Reason: err.Error()}, true)
+		return h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, true)
 	}
 	wantsClose := head.minor == 0 || connectionTokens(head.values("connection"))["close"]
 	// Before the decider's turn a refusal keeps the connection unless a
 	// request body is left unread; from it on every refusal closes.
 	early := wantsClose || kind != bodyNone
 	refuse := func(c Cause, why string, close bool) bool {
-		return h.refuse(rec, Refusal{Cause: c, Kind: KindHTTP, Reason: why, Host: rec.host}, close)
+		return h.refuse(rec, Refusal{Cause: c, Kind: ask.KindHTTP, Reason: why, Host: rec.host}, close)
 	}
 	if why := absoluteFormProblem(head.target); why != "" {
 		return refuse(CauseBadRequest, why, early)
@@ -64,7 +68,7 @@ func (h *httpConn) serveProxyOnlyRequest(head *requestHead, rec *record) bool {
 	}
 
 	path, query, _ := strings.Cut(spelled, "?")
-	req := &Request{Kind: KindHTTP, Method: head.method, Host: t.host, Port: t.port, Path: path, Query: query}
+	req := &ask.Request{Kind: ask.KindHTTP, Method: head.method, Host: t.host, Port: t.port, Path: path, Query: query}
 	req.Headers, req.HeaderNames = orderedAskHeaders(head)
 	if len(hosts) == 1 {
 		req.HostHeader = hosts[0]
@@ -84,7 +88,7 @@ func (h *httpConn) serveProxyOnlyRequest(head *requestHead, rec *record) bool {
 		return h.askFailed(rec, req, body, err, true)
 	}
 	if !v.Allow {
-		return h.refuse(rec, Refusal{Cause: CauseDenied, Kind: KindHTTP, Status: v.Status, Reason: v.Reason, Host: t.host}, true)
+		return h.refuse(rec, Refusal{Cause: CauseDenied, Kind: ask.KindHTTP, Status: v.Status, Reason: v.Reason, Host: t.host}, true)
 	}
 	if !h.s.Rules.PlaintextHeaderSet && setsHeaders(v) {
 		return refuse(CausePlaintextHeaderSet, whyPlaintextHeaderSet, true)
@@ -115,7 +119,7 @@ func orderedAskHeaders(h *requestHead) (map[string][]string, []string) {
 
 // setsHeaders reports whether an allow sets a header value (a credential
 // placed included); a name given no values only removes.
-func setsHeaders(v Verdict) bool {
+func setsHeaders(v ask.Verdict) bool {
 	for _, values := range v.SetHeaders {
 		if len(values) > 0 {
 			return true

@@ -9,6 +9,8 @@ import (
 
 	"github.com/srt-sandbox/decider/hostname"
 	"github.com/srt-sandbox/decider/policy"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 func TestProxyOnlyRender(t *testing.T) {
@@ -20,22 +22,22 @@ func TestProxyOnlyRender(t *testing.T) {
 		extraHeader        string
 		socks              byte
 	}{
-		{Refusal{Cause: CauseHostNotAllowed, Kind: KindHTTP}, 403, "Forbidden", CodeHostNotAllowed, "Connection blocked by network allowlist\n", "", socksNotAllowed},
-		{Refusal{Cause: CauseHostNotAllowed, Kind: KindConnect}, 403, "Forbidden", CodeHostNotAllowed, "Connection blocked by network allowlist", "", socksNotAllowed},
-		{Refusal{Cause: CauseOpaqueTunnel, Kind: KindConnect}, 403, "Forbidden", CodeOpaqueTunnel, "this proxy does not tunnel CONNECTs it cannot inspect", "", socksNotAllowed},
-		{Refusal{Cause: CauseMisdirected, Kind: KindHTTP, Reason: "more than one Host header"}, 421, "Misdirected Request", CodeMisdirected, "more than one Host header\n", "", socksNotAllowed},
-		{Refusal{Cause: CauseBadRequest, Kind: KindHTTP, Reason: "x"}, 400, "Bad Request", CodeBadRequest, "x\n", "", socksNotAllowed},
-		{Refusal{Cause: CauseHeadTooLarge, Kind: KindHTTP, Reason: "request head too large"}, 400, "Bad Request", CodeBadRequest, "request head too large\n", "", socksNotAllowed},
-		{Refusal{Cause: CauseDenied, Kind: KindHTTP, Status: 418, Reason: "no tea"}, 418, "I'm a Teapot", CodeDecider, "no tea\n", "", socksNotAllowed},
-		{Refusal{Cause: CauseRequestDenied, Kind: KindHTTP, Status: 200}, 403, "Forbidden", CodeDecider, "denied by sandbox policy\n", "", socksNotAllowed},
-		{Refusal{Cause: CauseDenied, Kind: KindHTTP, Status: 499}, 499, "unknown", CodeDecider, "denied by sandbox policy\n", "", socksNotAllowed},
-		{Refusal{Cause: CauseUnavailable, Kind: KindHTTP, Reason: "decider timed out"}, 503, "Service Unavailable", CodeDeciderUnavailable, "request decider: decider timed out\n", "", socksGeneralFailure},
-		{Refusal{Cause: CauseBodyless, Kind: KindHTTP}, 403, "Forbidden", CodeBodyless, ErrBodylessBody.Error() + "\n", "", socksNotAllowed},
-		{Refusal{Cause: CauseMethodRefused, Kind: KindHTTP, Reason: "the TRACE method is not forwarded"}, 405, "Method Not Allowed", CodeMethodRefused, "the TRACE method is not forwarded\n", "", socksNotAllowed},
-		{Refusal{Cause: CausePlaintextHeaderSet, Kind: KindHTTP}, 403, "Forbidden", CodePlaintextHeaderSet, whyPlaintextHeaderSet + "\n", "", socksNotAllowed},
-		{Refusal{Cause: CauseAddress, Kind: KindHTTP, Host: "a.test", Reason: "resolved to a loopback address"}, 403, "Forbidden", CodeAddressNotAllowed, "Connection to a.test blocked: resolved to a loopback address\n", "", socksNotAllowed},
-		{Refusal{Cause: CauseAddress, Kind: KindConnect, Host: "a.test", Reason: "resolved to a loopback address"}, 403, "resolved to a loopback address", CodeAddressNotAllowed, "Connection to a.test blocked: resolved to a loopback address", "", socksNotAllowed},
-		{Refusal{Cause: CauseTooManyTunnels, Kind: KindConnect}, 503, "Service Unavailable", CodeTooManyTunnels, "too many TLS-terminated tunnels at once", "Connection: close", socksGeneralFailure},
+		{Refusal{Cause: CauseHostNotAllowed, Kind: ask.KindHTTP}, 403, "Forbidden", CodeHostNotAllowed, "Connection blocked by network allowlist\n", "", socksNotAllowed},
+		{Refusal{Cause: CauseHostNotAllowed, Kind: ask.KindConnect}, 403, "Forbidden", CodeHostNotAllowed, "Connection blocked by network allowlist", "", socksNotAllowed},
+		{Refusal{Cause: CauseOpaqueTunnel, Kind: ask.KindConnect}, 403, "Forbidden", CodeOpaqueTunnel, "this proxy does not tunnel CONNECTs it cannot inspect", "", socksNotAllowed},
+		{Refusal{Cause: CauseMisdirected, Kind: ask.KindHTTP, Reason: "more than one Host header"}, 421, "Misdirected Request", CodeMisdirected, "more than one Host header\n", "", socksNotAllowed},
+		{Refusal{Cause: CauseBadRequest, Kind: ask.KindHTTP, Reason: "x"}, 400, "Bad Request", CodeBadRequest, "x\n", "", socksNotAllowed},
+		{Refusal{Cause: CauseHeadTooLarge, Kind: ask.KindHTTP, Reason: "request head too large"}, 400, "Bad Request", CodeBadRequest, "request head too large\n", "", socksNotAllowed},
+		{Refusal{Cause: CauseDenied, Kind: ask.KindHTTP, Status: 418, Reason: "no tea"}, 418, "I'm a Teapot", CodeDecider, "no tea\n", "", socksNotAllowed},
+		{Refusal{Cause: CauseRequestDenied, Kind: ask.KindHTTP, Status: 200}, 403, "Forbidden", CodeDecider, "denied by sandbox policy\n", "", socksNotAllowed},
+		{Refusal{Cause: CauseDenied, Kind: ask.KindHTTP, Status: 499}, 499, "unknown", CodeDecider, "denied by sandbox policy\n", "", socksNotAllowed},
+		{Refusal{Cause: CauseUnavailable, Kind: ask.KindHTTP, Reason: "decider timed out"}, 503, "Service Unavailable", CodeDeciderUnavailable, "request decider: decider timed out\n", "", socksGeneralFailure},
+		{Refusal{Cause: CauseBodyless, Kind: ask.KindHTTP}, 403, "Forbidden", CodeBodyless, ask.ErrBodylessBody.Error() + "\n", "", socksNotAllowed},
+		{Refusal{Cause: CauseMethodRefused, Kind: ask.KindHTTP, Reason: "the TRACE method is not forwarded"}, 405, "Method Not Allowed", CodeMethodRefused, "the TRACE method is not forwarded\n", "", socksNotAllowed},
+		{Refusal{Cause: CausePlaintextHeaderSet, Kind: ask.KindHTTP}, 403, "Forbidden", CodePlaintextHeaderSet, whyPlaintextHeaderSet + "\n", "", socksNotAllowed},
+		{Refusal{Cause: CauseAddress, Kind: ask.KindHTTP, Host: "a.test", Reason: "resolved to a loopback address"}, 403, "Forbidden", CodeAddressNotAllowed, "Connection to a.test blocked: resolved to a loopback address\n", "", socksNotAllowed},
+		{Refusal{Cause: CauseAddress, Kind: ask.KindConnect, Host: "a.test", Reason: "resolved to a loopback address"}, 403, "resolved to a loopback address", CodeAddressNotAllowed, "Connection to a.test blocked: resolved to a loopback address", "", socksNotAllowed},
+		{Refusal{Cause: CauseTooManyTunnels, Kind: ask.KindConnect}, 503, "Service Unavailable", CodeTooManyTunnels, "too many TLS-terminated tunnels at once", "Connection: close", socksGeneralFailure},
 	}
 	for _, tt := range tests {
 		a := m.Render(tt.r)
@@ -54,7 +56,7 @@ func TestProxyOnlyRender(t *testing.T) {
 			}
 		}
 	}
-	if a := m.Render(Refusal{Cause: CauseUnreachable, Kind: KindHTTP}); a.Status != 502 || a.Body != "Bad Gateway" || len(a.Header) != 1 {
+	if a := m.Render(Refusal{Cause: CauseUnreachable, Kind: ask.KindHTTP}); a.Status != 502 || a.Body != "Bad Gateway" || len(a.Header) != 1 {
 		t.Errorf("unreachable: %+v", a)
 	}
 }
@@ -148,27 +150,27 @@ func TestAsciiConnectTarget(t *testing.T) {
 // proxyOnlyFuzzAsker reads bodies as a decider asking for them would.
 type proxyOnlyFuzzAsker struct{}
 
-func (proxyOnlyFuzzAsker) Ask(_ context.Context, r *Request) (Verdict, error) {
+func (proxyOnlyFuzzAsker) Ask(_ context.Context, r *ask.Request) (ask.Verdict, error) {
 	switch {
 	case strings.Contains(r.Path, "body") && r.Body != nil:
 		if r.Body.Hidden() {
 			if b, _, _ := r.Body.Read(1); len(b) > 0 {
-				return Verdict{}, ErrBodylessBody
+				return ask.Verdict{}, ask.ErrBodylessBody
 			}
 		} else if _, _, err := r.Body.Read(r.Body.Reserve(8)); err != nil {
-			return Verdict{}, errors.New("reading: " + err.Error())
+			return ask.Verdict{}, errors.New("reading: " + err.Error())
 		}
 	case strings.Contains(r.Host, "fail"):
-		return Verdict{}, errors.New("decider closed the stream")
+		return ask.Verdict{}, errors.New("decider closed the stream")
 	case strings.Contains(r.Path, "deny"):
-		return Verdict{Status: 418, Reason: "no"}, nil
+		return ask.Verdict{Status: 418, Reason: "no"}, nil
 	case strings.Contains(r.Path, "set"):
-		return Verdict{Allow: true, SetHeaders: map[string][]string{"x-set": {"1"}}}, nil
+		return ask.Verdict{Allow: true, SetHeaders: map[string][]string{"x-set": {"1"}}}, nil
 	}
-	return Verdict{Allow: true, SetHeaders: map[string][]string{"x-gone": nil}, RemoveHeaders: []string{"x-remove"}}, nil
+	return ask.Verdict{Allow: true, SetHeaders: map[string][]string{"x-gone": nil}, RemoveHeaders: []string{"x-remove"}}, nil
 }
 
-func (proxyOnlyFuzzAsker) Refused(*Request, string) {}
+func (proxyOnlyFuzzAsker) Refused(*ask.Request, string) {}
 
 func proxyOnlyFuzzServer() *Server {
 	s := fuzzServer()

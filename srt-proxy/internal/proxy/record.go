@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/decider/sanitize"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // Decisions of a record.
@@ -34,7 +36,7 @@ func newRecord(kind string) *record {
 }
 
 // about fills the destination fields from the request asked about.
-func (r *record) about(req *Request) {
+func (r *record) about(req *ask.Request) {
 	r.host, r.port, r.user = req.Host, req.Port, req.User
 }
 

@@ -5,6 +5,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // The refusals of srt's mode, byte for byte, over real loopback sockets.
@@ -17,7 +19,7 @@ func TestRefusalsPlainHTTP(t *testing.T) {
 	closed := closedPort(t)
 	tests := []struct {
 		name    string
-		answer  func(*Request) (Verdict, error)
+		answer  func(*ask.Request) (ask.Verdict, error)
 		resolve map[string][]string
 		target  string
 		want    string
@@ -29,12 +31,12 @@ func TestRefusalsPlainHTTP(t *testing.T) {
 		want:   allowlistHTTP,
 	}, {
 		name:   "deny with the decider's own status is still 403 in srt's mode",
-		answer: func(*Request) (Verdict, error) { return Verdict{Status: 418, Reason: "no tea"}, nil },
+		answer: func(*ask.Request) (ask.Verdict, error) { return ask.Verdict{Status: 418, Reason: "no tea"}, nil },
 		target: "http://example.com/",
 		want:   allowlistHTTP,
 	}, {
 		name:   "decider unavailable",
-		answer: func(*Request) (Verdict, error) { return Verdict{}, errors.New("decider timed out") },
+		answer: func(*ask.Request) (ask.Verdict, error) { return ask.Verdict{}, errors.New("decider timed out") },
 		target: "http://example.com/",
 		want:   "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 35\r\nConnection: close\r\n\r\nrequest decider: decider timed out\n",
 	}, {
@@ -117,7 +119,7 @@ func TestRefusalsConnect(t *testing.T) {
 	closed := closedPort(t)
 	tests := []struct {
 		name    string
-		answer  func(*Request) (Verdict, error)
+		answer  func(*ask.Request) (ask.Verdict, error)
 		resolve map[string][]string
 		target  string
 		want    string
@@ -143,7 +145,7 @@ func TestRefusalsConnect(t *testing.T) {
 		want:   "HTTP/1.1 403 nein ? verboten ?\r\nContent-Type: text/plain\r\nX-Proxy-Error: blocked-by-allowlist\r\n\r\nConnection blocked by network allowlist",
 	}, {
 		name:   "decider unavailable",
-		answer: func(*Request) (Verdict, error) { return Verdict{}, errors.New("decider closed the stream") },
+		answer: func(*ask.Request) (ask.Verdict, error) { return ask.Verdict{}, errors.New("decider closed the stream") },
 		target: "example.com:443",
 		want:   "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\n\r\nrequest decider: decider closed the stream",
 	}, {
@@ -306,12 +308,12 @@ func TestUnaskable(t *testing.T) {
 
 func TestRenderCoversEveryCause(t *testing.T) {
 	for c := CauseDenied; c <= CauseInternal; c++ {
-		for _, k := range []Kind{KindHTTP, KindConnect, KindSOCKS} {
+		for _, k := range []ask.Kind{ask.KindHTTP, ask.KindConnect, ask.KindSOCKS} {
 			a := SRTMode{}.Render(Refusal{Cause: c, Kind: k, Reason: "r", Host: "h"})
 			if a.Status < 400 || a.Phrase == "" {
 				t.Errorf("%d/%v: %+v", c, k, a)
 			}
-			if k == KindSOCKS && a.SOCKS == 0 {
+			if k == ask.KindSOCKS && a.SOCKS == 0 {
 				t.Errorf("%d: SOCKS reply 0", c)
 			}
 		}

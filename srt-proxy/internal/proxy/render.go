@@ -6,6 +6,7 @@ import (
 	"github.com/srt-sandbox/decider/sanitize"
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // Cause says why the proxy answers a request itself instead of forwarding
@@ -36,10 +37,10 @@ const (
 // Refusal is one answer the proxy gives itself.
 type Refusal struct {
 	Cause  Cause
-	Kind   Kind   // KindHTTP answers keep the connection when they can; KindConnect answers close it
-	Status int    // the decider's status, for CauseDenied
-	Reason string // the decider's reason, the refusal phrase, or what is wrong
-	Host   string // the canonical destination host
+	Kind   ask.Kind // KindHTTP answers keep the connection when they can; KindConnect answers close it
+	Status int      // the decider's status, for CauseDenied
+	Reason string   // the decider's reason, the refusal phrase, or what is wrong
+	Host   string   // the canonical destination host
 	// Failure says how the upstream leg failed, for CauseUnreachable
 	// (unreachable.go); Reason is then the line the client is told.
 	Failure UpstreamFailure
@@ -94,7 +95,7 @@ func (SRTMode) Render(r Refusal) Answer {
 	if a, ok := renderTLS(r); ok {
 		return a
 	}
-	connect := r.Kind == KindConnect
+	connect := r.Kind == ask.KindConnect
 	// line ends a plain-HTTP body with a newline; a raw CONNECT body has none.
 	line := func(s string) string {
 		if connect {

@@ -4,6 +4,7 @@ import (
 	"github.com/srt-sandbox/decider/sanitize"
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // ProxyOnlyMode renders refusals as the reference's `srt proxy` does
@@ -52,7 +53,7 @@ const (
 
 // Render implements Mode.
 func (ProxyOnlyMode) Render(r Refusal) Answer {
-	connect := r.Kind == KindConnect
+	connect := r.Kind == ask.KindConnect
 	answer := func(status int, code, reason string, socks byte) Answer {
 		a := Answer{Status: status, Phrase: phraseOf(status), SOCKS: socks,
 			Header: [][2]string{{"Content-Type", textPlain}, {DenyReasonHeader, code}}}
@@ -77,7 +78,7 @@ func (ProxyOnlyMode) Render(r Refusal) Answer {
 	case CauseUnavailable:
 		return answer(503, CodeDeciderUnavailable, deciderReason(r.Reason), socksGeneralFailure)
 	case CauseBodyless:
-		return answer(403, CodeBodyless, ErrBodylessBody.Error(), socksNotAllowed)
+		return answer(403, CodeBodyless, ask.ErrBodylessBody.Error(), socksNotAllowed)
 	case CauseMethodRefused:
 		return answer(405, CodeMethodRefused, r.Reason, socksNotAllowed)
 	case CausePlaintextHeaderSet:

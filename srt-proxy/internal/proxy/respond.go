@@ -12,6 +12,8 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // relay writes an upstream response (read from u) to the client: its
@@ -29,7 +31,7 @@ func (h *httpConn) relay(ex *exchange, resp *http.Response, u *upConn) (keep, up
 	if code < 200 || code > 999 {
 		// A 101 to a request whose Upgrade was not forwarded, or worse.
 		why := "upstream " + net.JoinHostPort(ex.req.Host, strconv.Itoa(ex.req.Port)) + ": failed (it answered status " + strconv.Itoa(code) + ", which is not relayed)"
-		h.writeAnswer(h.s.Mode.Render(Refusal{Cause: CauseUnreachable, Kind: KindHTTP, Failure: UpstreamFailed, Reason: why}), KindHTTP, true)
+		h.writeAnswer(h.s.Mode.Render(Refusal{Cause: CauseUnreachable, Kind: ask.KindHTTP, Failure: UpstreamFailed, Reason: why}), ask.KindHTTP, true)
 		rec.set(decisionFail, "upstream answered status "+strconv.Itoa(code))
 		return false, false
 	}

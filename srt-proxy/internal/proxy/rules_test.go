@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"strings"
 	"testing"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // TestRulesPlainHTTP: srt's mode applies requireHostMatch,
@@ -19,13 +21,13 @@ func TestRulesPlainHTTP(t *testing.T) {
 		fmt.Fprintf(w, "path=%s set=%s", r.URL.EscapedPath(), r.Header.Get("X-Set"))
 	})
 	host := strings.TrimPrefix(up.URL, "http://")
-	setter := func(*Request) (Verdict, error) {
-		return Verdict{Allow: true, SetHeaders: map[string][]string{"x-set": {"1"}}}, nil
+	setter := func(*ask.Request) (ask.Verdict, error) {
+		return ask.Verdict{Allow: true, SetHeaders: map[string][]string{"x-set": {"1"}}}, nil
 	}
 	tests := []struct {
 		name   string
 		rules  Rules
-		answer func(*Request) (Verdict, error)
+		answer func(*ask.Request) (ask.Verdict, error)
 		req    string
 		want   []string // fragments of the answer; "!x" must be absent
 		asked  bool
@@ -103,11 +105,11 @@ func TestRulesPlainHTTP(t *testing.T) {
 func TestRulesOpaqueTunnels(t *testing.T) {
 	echo := echoServer(t, "tcp", "127.0.0.1:0")
 	port := echo.Addr().(*net.TCPAddr).Port
-	a := &fakeAsker{answer: func(r *Request) (Verdict, error) {
+	a := &fakeAsker{answer: func(r *ask.Request) (ask.Verdict, error) {
 		if r.Host == "denied.test" {
-			return Verdict{Status: 403, Reason: "host is not on the allow list"}, nil
+			return ask.Verdict{Status: 403, Reason: "host is not on the allow list"}, nil
 		}
-		return Verdict{Allow: true}, nil
+		return ask.Verdict{Allow: true}, nil
 	}}
 	addr, _ := startProxy(t, a, func(s *Server) {
 		s.Rules.RefuseOpaqueTunnels = true

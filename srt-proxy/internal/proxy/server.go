@@ -12,6 +12,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // Server is the proxy. Its exported fields are its configuration and
@@ -19,7 +20,7 @@ import (
 // afterwards. Nil fields have safe defaults, except Asker, which is
 // required.
 type Server struct {
-	Asker  Asker        // the decider; required
+	Asker  ask.Asker    // the decider; required
 	Dialer *dial.Dialer // opens every outbound connection; nil: a zero dial.Dialer
 	// Token is the proxy credential of srt's own mode: HTTP requests and
 	// CONNECTs need "Proxy-Authorization: Basic base64(user:Token)", SOCKS5

@@ -11,6 +11,7 @@ import (
 	"github.com/srt-sandbox/decider/hostname"
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // SOCKS5 protocol constants (RFC 1928, RFC 1929).
@@ -56,7 +57,7 @@ func (e *socksError) Error() string { return e.why }
 // serveSOCKS5 serves one SOCKS5 connection: method negotiation, RFC 1929
 // authentication, the CONNECT request, the decider, the dial, the tunnel.
 func (s *Server) serveSOCKS5(c *conn, br *bufio.Reader) {
-	rec := newRecord(KindSOCKS.String())
+	rec := newRecord(ask.KindSOCKS.String())
 	defer s.log(rec)
 	c.raw.SetDeadline(time.Now().Add(s.firstByteTimeout()))
 	user, authenticated, err := s.socksAuth(c, br)
@@ -94,11 +95,11 @@ func (s *Server) serveSOCKS5(c *conn, br *bufio.Reader) {
 		return
 	}
 
-	req := &Request{Kind: KindSOCKS, User: user, Method: "CONNECT", Host: host, Port: port, Path: "*"}
+	req := &ask.Request{Kind: ask.KindSOCKS, User: user, Method: "CONNECT", Host: host, Port: port, Path: "*"}
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
 	refuse := func(r Refusal, decision string) {
-		r.Kind, r.Host = KindSOCKS, host
+		r.Kind, r.Host = ask.KindSOCKS, host
 		rec.set(decision, r.Reason)
 		rec.code = r.code()
 		c.raw.Write(socksReply(s.Mode.Render(r).SOCKS))

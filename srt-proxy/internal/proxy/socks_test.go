@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 func TestSOCKS5(t *testing.T) {
@@ -44,7 +46,7 @@ func TestSOCKS5(t *testing.T) {
 		roundTrip(t, socksIP(netip.MustParseAddr("::1"), echo6.Addr().(*net.TCPAddr).Port))
 	})
 	asked := a.requests()
-	if len(asked) < 2 || asked[0].Host != "echo.test" || asked[0].Kind != KindSOCKS || asked[0].User != "srt.cmd" ||
+	if len(asked) < 2 || asked[0].Host != "echo.test" || asked[0].Kind != ask.KindSOCKS || asked[0].User != "srt.cmd" ||
 		asked[0].Method != "CONNECT" || asked[0].Path != "*" || asked[1].Host != "127.0.0.1" {
 		t.Errorf("asked %+v", asked)
 	}
@@ -56,13 +58,13 @@ func TestSOCKS5(t *testing.T) {
 func TestSOCKS5Refusals(t *testing.T) {
 	tests := []struct {
 		name    string
-		answer  func(*Request) (Verdict, error)
+		answer  func(*ask.Request) (ask.Verdict, error)
 		resolve map[string][]string
 		dest    []byte
 		code    byte
 	}{
 		{"deny", denyWith("no"), nil, socksDomain("a.test", 443), 0x02},
-		{"decider unavailable", func(*Request) (Verdict, error) { return Verdict{}, io.EOF }, nil, socksDomain("a.test", 443), 0x01},
+		{"decider unavailable", func(*ask.Request) (ask.Verdict, error) { return ask.Verdict{}, io.EOF }, nil, socksDomain("a.test", 443), 0x01},
 		{"resolved to loopback", allowAll, map[string][]string{"myapp.test": {"127.0.0.1"}}, socksDomain("myapp.test", 80), 0x02},
 		{"connection refused", allowAll, nil, socksIP(netip.MustParseAddr("127.0.0.1"), closedPortNum(t)), 0x05},
 		{"name not resolved", allowAll, map[string][]string{}, socksDomain("nowhere.test", 443), 0x04},

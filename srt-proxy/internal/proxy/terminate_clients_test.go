@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // Real clients through a terminated tunnel: each trusts the MITM CA the
@@ -31,11 +33,11 @@ func cleanEnv(t *testing.T, extra ...string) []string {
 
 func TestTerminateCurl(t *testing.T) {
 	curl := lookPath(t, "curl")
-	f := newTLSFixture(t, fixtureOpts{answer: func(r *Request) (Verdict, error) {
+	f := newTLSFixture(t, fixtureOpts{answer: func(r *ask.Request) (ask.Verdict, error) {
 		if r.Method == "POST" {
-			return Verdict{Status: 403, Reason: "uploads are not allowed"}, nil
+			return ask.Verdict{Status: 403, Reason: "uploads are not allowed"}, nil
 		}
-		return Verdict{Allow: true, SetHeaders: map[string][]string{"x-injected": {"by-the-decider"}}}, nil
+		return ask.Verdict{Allow: true, SetHeaders: map[string][]string{"x-injected": {"by-the-decider"}}}, nil
 	}})
 	run := func(args ...string) string {
 		t.Helper()
@@ -62,12 +64,12 @@ func TestTerminateCurl(t *testing.T) {
 	if strings.Count(got, "GET /curl?x=1") != 2 {
 		t.Errorf("two requests: %q", got)
 	}
-	if n := f.asker.requests(); countKind(n, KindConnect) != 3 {
-		t.Errorf("%d CONNECTs for three curl runs", countKind(n, KindConnect))
+	if n := f.asker.requests(); countKind(n, ask.KindConnect) != 3 {
+		t.Errorf("%d CONNECTs for three curl runs", countKind(n, ask.KindConnect))
 	}
 }
 
-func countKind(rs []Request, k Kind) int {
+func countKind(rs []ask.Request, k ask.Kind) int {
 	n := 0
 	for _, r := range rs {
 		if r.Kind == k {
@@ -135,7 +137,7 @@ func TestTerminateGitClone(t *testing.T) {
 	}
 	var paths []string
 	for _, r := range f.asker.requests() {
-		if r.Kind == KindHTTP {
+		if r.Kind == ask.KindHTTP {
 			paths = append(paths, r.Method+" "+r.Path+"?"+r.Query)
 		}
 	}

@@ -20,6 +20,7 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/mitm"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/testcert"
 )
 
@@ -138,35 +139,35 @@ func (z *termFuzz) problem(format string, args ...any) {
 // when the path holds "body" (need_body), then denies a path holding
 // "deny" and allows the rest, with header edits, recording each allowed
 // request and the body bytes it saw.
-func (z *termFuzz) Ask(_ context.Context, r *Request) (Verdict, error) {
-	if r.Kind != KindHTTP {
-		return Verdict{Allow: true}, nil
+func (z *termFuzz) Ask(_ context.Context, r *ask.Request) (ask.Verdict, error) {
+	if r.Kind != ask.KindHTTP {
+		return ask.Verdict{Allow: true}, nil
 	}
 	var saw []byte
 	if strings.Contains(r.Path, "body") && r.Body != nil {
 		if r.Body.Hidden() {
 			if b, _, _ := r.Body.Read(1); len(b) > 0 {
-				return Verdict{}, ErrBodylessBody
+				return ask.Verdict{}, ask.ErrBodylessBody
 			}
 		} else {
 			b, _, err := r.Body.Read(r.Body.Reserve(8))
 			if err != nil {
-				return Verdict{}, errors.New("reading: " + err.Error())
+				return ask.Verdict{}, errors.New("reading: " + err.Error())
 			}
 			saw = b
 		}
 	}
 	if strings.Contains(r.Path, "deny") {
-		return Verdict{Status: 403, Reason: "no"}, nil
+		return ask.Verdict{Status: 403, Reason: "no"}, nil
 	}
 	key := r.Method + " " + r.Path + "?" + r.Query
 	z.mu.Lock()
 	z.allowed[key] = append(z.allowed[key], saw)
 	z.mu.Unlock()
-	return Verdict{Allow: true, SetHeaders: map[string][]string{"x-set": {"1"}}, RemoveHeaders: []string{"x-remove"}}, nil
+	return ask.Verdict{Allow: true, SetHeaders: map[string][]string{"x-set": {"1"}}, RemoveHeaders: []string{"x-remove"}}, nil
 }
 
-func (z *termFuzz) Refused(*Request, string) {}
+func (z *termFuzz) Refused(*ask.Request, string) {}
 
 // dial connects the proxy to a new upstream over net.Pipe.
 func (z *termFuzz) dial(context.Context, string, string) (net.Conn, error) {

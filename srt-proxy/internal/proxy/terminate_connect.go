@@ -13,6 +13,7 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/mitm"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // serveTerminated takes over an allowed CONNECT when TLS termination
@@ -26,14 +27,14 @@ import (
 //	        └─ slot free? ── no ─▶ 503 too-many-tunnels
 //	             └─ 200 ─▶ first bytes ─▶ ClientHello ─▶ handshake (HandshakeTimeout) ─▶ session
 //	                            └── not TLS ─▶ refuseOpaqueTunnels? destroy : dial + opaque tunnel
-func (h *httpConn) serveTerminated(req *Request, v Verdict, rec *record) bool {
+func (h *httpConn) serveTerminated(req *ask.Request, v ask.Verdict, rec *record) bool {
 	t := h.s.TLS
 	if t == nil || t.excluded(req.Host) {
 		if !h.s.Rules.RefuseOpaqueTunnels {
 			return false
 		}
 		h.s.Asker.Refused(req, whyOpaqueTunnel)
-		h.refuse(rec, Refusal{Cause: CauseOpaqueTunnel, Kind: KindConnect, Reason: whyOpaqueTunnel, Host: req.Host}, true)
+		h.refuse(rec, Refusal{Cause: CauseOpaqueTunnel, Kind: ask.KindConnect, Reason: whyOpaqueTunnel, Host: req.Host}, true)
 		return true
 	}
 	t.init()
@@ -41,7 +42,7 @@ func (h *httpConn) serveTerminated(req *Request, v Verdict, rec *record) bool {
 		if t.firstRefusal(req.User) {
 			h.s.Asker.Refused(req, whyTooManyTunnels)
 		}
-		h.refuse(rec, Refusal{Cause: CauseTooManyTunnels, Kind: KindConnect, Reason: whyTooManyTunnels, Host: req.Host}, true)
+		h.refuse(rec, Refusal{Cause: CauseTooManyTunnels, Kind: ask.KindConnect, Reason: whyTooManyTunnels, Host: req.Host}, true)
 		return true
 	}
 	defer h.s.log(rec)
@@ -67,7 +68,7 @@ func (h *httpConn) serveTerminated(req *Request, v Verdict, rec *record) bool {
 // refused under Rules.RefuseOpaqueTunnels (the decider is told; the
 // caller closes) and dialled and tunnelled opaquely otherwise. It sets
 // rec's outcome.
-func (s *Server) terminateTunnel(c *conn, br *bufio.Reader, req *Request, rec *record) {
+func (s *Server) terminateTunnel(c *conn, br *bufio.Reader, req *ask.Request, rec *record) {
 	t := s.TLS
 	held := true
 	defer func() {
@@ -137,7 +138,7 @@ func sniff(br *bufio.Reader) mitm.Sniffed {
 // be TLS, after it was answered (a CONNECT's 200, a captured connection's
 // accept): a failure can only close the connection (and is told to the
 // decider).
-func (s *Server) opaqueAfterAnswer(c *conn, req *Request, br *bufio.Reader, rec *record) {
+func (s *Server) opaqueAfterAnswer(c *conn, req *ask.Request, br *bufio.Reader, rec *record) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	up, dialed, err := s.Dialer.Tunnel(ctx, req.Host, req.Port)
 	cancel()

@@ -3,6 +3,8 @@ package proxy
 import (
 	"strings"
 	"testing"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // FuzzInnerTarget: the request-target parser of terminated tunnels and the
@@ -124,15 +126,15 @@ func TestRenderTLSCauses(t *testing.T) {
 			t.Errorf("cause %d has no name", c)
 		}
 		for _, m := range []Mode{SRTMode{}, ProxyOnlyMode{}} {
-			for _, k := range []Kind{KindHTTP, KindConnect, KindSOCKS} {
+			for _, k := range []ask.Kind{ask.KindHTTP, ask.KindConnect, ask.KindSOCKS} {
 				a := m.Render(Refusal{Cause: c, Kind: k, Status: 418, Reason: "r", Host: "h"})
-				if a.Status < 400 || a.Status == 500 || a.Phrase == "" || k == KindSOCKS && a.SOCKS == 0 {
+				if a.Status < 400 || a.Status == 500 || a.Phrase == "" || k == ask.KindSOCKS && a.SOCKS == 0 {
 					t.Errorf("%T %d/%v: %+v", m, c, k, a)
 				}
 			}
 		}
 	}
-	a := SRTMode{}.Render(Refusal{Cause: CauseRequestDenied, Kind: KindHTTP, Status: 200})
+	a := SRTMode{}.Render(Refusal{Cause: CauseRequestDenied, Kind: ask.KindHTTP, Status: 200})
 	if a.Status != 403 || a.Body != "denied by sandbox policy\n" {
 		t.Errorf("a deny without an error status or a reason: %+v", a)
 	}

@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/srt-proxy/internal/mitm"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/testcert"
 )
 
@@ -50,8 +51,8 @@ type fixtureOpts struct {
 	server    func(*Server)
 	handler   http.Handler // the upstream's; nil: echoHandler
 	noToken   bool
-	upIdle    time.Duration                   // the upstream server's IdleTimeout
-	answer    func(*Request) (Verdict, error) // the decider's; nil allows all
+	upIdle    time.Duration                           // the upstream server's IdleTimeout
+	answer    func(*ask.Request) (ask.Verdict, error) // the decider's; nil allows all
 }
 
 func newTLSFixture(t *testing.T, o fixtureOpts) *tlsFixture {

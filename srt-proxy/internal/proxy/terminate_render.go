@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	"github.com/srt-sandbox/decider/sanitize"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // Causes of the refusals TLS termination adds. They are numbered apart
@@ -83,7 +85,7 @@ func denyStatus(s int) int {
 // X-Proxy-Error: blocked-by-sandbox-runtime and the reason (or "denied by
 // sandbox policy") as its body.
 func renderTLS(r Refusal) (a Answer, ok bool) {
-	connect := r.Kind == KindConnect
+	connect := r.Kind == ask.KindConnect
 	line := func(s string) string {
 		if connect {
 			return s

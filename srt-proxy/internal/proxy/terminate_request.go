@@ -4,6 +4,8 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/decider/hostname"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // serveOne reads one request inside the tunnel, checks it, asks the
@@ -28,12 +30,12 @@ func (x *tlsSession) serveOne() bool {
 	x.tc.SetReadDeadline(time.Time{})
 	kind, length, err := framing(head)
 	if err != nil {
-		return h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: KindHTTP, Reason: err.Error()}, true)
+		return h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, true)
 	}
 	wantsClose := head.minor == 0 || connectionTokens(head.values("connection"))["close"]
 	refuseClose := wantsClose || kind != bodyNone
 	refuse := func(c Cause, why string) bool {
-		return h.refuse(rec, Refusal{Cause: c, Kind: KindHTTP, Reason: why, Host: x.connect.Host}, refuseClose)
+		return h.refuse(rec, Refusal{Cause: c, Kind: ask.KindHTTP, Reason: why, Host: x.connect.Host}, refuseClose)
 	}
 
 	rt, err := parseInnerTarget(head.method, head.target)
@@ -61,7 +63,7 @@ func (x *tlsSession) serveOne() bool {
 		return refuse(CauseAmbiguousTarget, whyAmbiguous)
 	}
 	forward := rt.with(path)
-	req := &Request{Kind: KindHTTP, User: x.connect.User, Method: head.method, Host: x.connect.Host, Port: x.connect.Port,
+	req := &ask.Request{Kind: ask.KindHTTP, User: x.connect.User, Method: head.method, Host: x.connect.Host, Port: x.connect.Port,
 		HostHeader: hostHeader, SNI: x.sni, Path: path, Query: rt.query}
 	req.Headers, req.HeaderNames = orderedAskHeaders(head)
 	if why := unaskable(req); why != "" {
@@ -80,7 +82,7 @@ func (x *tlsSession) serveOne() bool {
 		return h.askFailed(rec, req, body, err, refuseClose)
 	}
 	if !v.Allow {
-		return h.refuse(rec, Refusal{Cause: CauseRequestDenied, Kind: KindHTTP, Status: v.Status, Reason: v.Reason, Host: req.Host}, refuseClose)
+		return h.refuse(rec, Refusal{Cause: CauseRequestDenied, Kind: ask.KindHTTP, Status: v.Status, Reason: v.Reason, Host: req.Host}, refuseClose)
 	}
 	if hostHeader == "" {
 		hostHeader = hostAuthority("https", req.Host, req.Port)

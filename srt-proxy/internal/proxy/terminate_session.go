@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/decider/hostname"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // tlsSession is one terminated tunnel: HTTP/1.1 requests read from the
@@ -14,12 +16,12 @@ import (
 type tlsSession struct {
 	s       *Server
 	t       *Terminate
-	outer   *conn     // the accepted connection: its idle flag, and the upstream closed with it
-	tc      *tls.Conn // the client's side, decrypted
-	bulk    *bulkConn // under tc
-	h       *httpConn // HTTP/1.1 over tc: heads, refusals, 100 Continue
-	connect *Request  // the CONNECT that opened the tunnel
-	sni     string    // the client's TLS server name, lower-cased; "" when none
+	outer   *conn        // the accepted connection: its idle flag, and the upstream closed with it
+	tc      *tls.Conn    // the client's side, decrypted
+	bulk    *bulkConn    // under tc
+	h       *httpConn    // HTTP/1.1 over tc: heads, refusals, 100 Continue
+	connect *ask.Request // the CONNECT that opened the tunnel
+	sni     string       // the client's TLS server name, lower-cased; "" when none
 
 	upc *upConn // the upstream connection; nil until the first allowed request
 
@@ -27,7 +29,7 @@ type tlsSession struct {
 	addr     string // the upstream address last dialled
 }
 
-func newTLSSession(s *Server, outer *conn, tc *tls.Conn, bulk *bulkConn, connect *Request) *tlsSession {
+func newTLSSession(s *Server, outer *conn, tc *tls.Conn, bulk *bulkConn, connect *ask.Request) *tlsSession {
 	x := &tlsSession{s: s, t: s.TLS, outer: outer, tc: tc, bulk: bulk, connect: connect,
 		sni: hostname.LowerASCII(tc.ConnectionState().ServerName)}
 	x.h = &httpConn{s: s, c: &conn{raw: tc}, br: bufio.NewReaderSize(tc, 4096), bw: bufio.NewWriterSize(tc, 4096),

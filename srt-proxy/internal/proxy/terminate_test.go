@@ -14,6 +14,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // TestTerminateGoClient: a Go client through a terminated tunnel. The
@@ -41,11 +43,11 @@ func TestTerminateGoClient(t *testing.T) {
 		}
 	}
 	asked := f.asker.requests()
-	if len(asked) != 4 || asked[0].Kind != KindConnect {
+	if len(asked) != 4 || asked[0].Kind != ask.KindConnect {
 		t.Fatalf("asked %+v", asked)
 	}
 	r := asked[1]
-	if r.Kind != KindHTTP || r.Method != "GET" || r.Host != "echo.test" || r.Port != f.port || r.SNI != "echo.test" ||
+	if r.Kind != ask.KindHTTP || r.Method != "GET" || r.Host != "echo.test" || r.Port != f.port || r.SNI != "echo.test" ||
 		r.Path != "/p/0" || r.Query != "q=1" || r.HostHeader != f.target("echo.test") || r.User != "srt.dGVzdA" {
 		t.Errorf("asked %+v", r)
 	}
@@ -59,14 +61,14 @@ func TestTerminateGoClient(t *testing.T) {
 // verdict's status, X-Proxy-Error: blocked-by-sandbox-runtime and the
 // reason; the tunnel carries on.
 func TestTerminatePerRequestDecisions(t *testing.T) {
-	f := newTLSFixture(t, fixtureOpts{answer: func(r *Request) (Verdict, error) {
+	f := newTLSFixture(t, fixtureOpts{answer: func(r *ask.Request) (ask.Verdict, error) {
 		switch {
 		case r.Method == "POST" && r.Path == "/quiet":
-			return Verdict{Status: 451}, nil
+			return ask.Verdict{Status: 451}, nil
 		case r.Method == "POST":
-			return Verdict{Status: 403, Reason: "no uploads to echo.test"}, nil
+			return ask.Verdict{Status: 403, Reason: "no uploads to echo.test"}, nil
 		}
-		return Verdict{Allow: true}, nil
+		return ask.Verdict{Allow: true}, nil
 	}})
 	tc, br := f.tunnel(f.target("echo.test"), "echo.test")
 	resp, body := do(t, tc, br, "GET /ok HTTP/1.1\r\nHost: echo.test\r\n\r\n")
@@ -105,8 +107,8 @@ func TestTerminateHeaderEdits(t *testing.T) {
 			w.Header().Set("X-Kept", "yes")
 			echoHandler(w, r)
 		}),
-		answer: func(*Request) (Verdict, error) {
-			return Verdict{Allow: true,
+		answer: func(*ask.Request) (ask.Verdict, error) {
+			return ask.Verdict{Allow: true,
 				RemoveHeaders: []string{"x-remove-me"},
 				SetHeaders:    map[string][]string{"x-added": {"1", "2"}, "x-replaced": {"new"}, "x-gone": {}}}, nil
 		},
@@ -251,7 +253,7 @@ func TestTerminateExcludedPinnedClient(t *testing.T) {
 		t.Errorf("terminated host with a pinning client: %v", err)
 	}
 	for _, r := range f.asker.requests() {
-		if r.Kind == KindHTTP && r.Host == "excluded.test" {
+		if r.Kind == ask.KindHTTP && r.Host == "excluded.test" {
 			t.Errorf("a request in an excluded tunnel was asked about: %+v", r)
 		}
 	}
@@ -416,17 +418,17 @@ func TestTerminateBodies(t *testing.T) {
 		}
 		b, _ := io.ReadAll(r.Body)
 		fmt.Fprintf(w, "%s %d %s", r.Method, len(b), b[:min(len(b), 16)])
-	}), answer: func(r *Request) (Verdict, error) {
+	}), answer: func(r *ask.Request) (ask.Verdict, error) {
 		if r.Path == "/inspect" && r.Body != nil {
 			data, cut, err := r.Body.Read(8)
 			if err != nil || !cut {
-				return Verdict{}, fmt.Errorf("body: %v cut=%v", err, cut)
+				return ask.Verdict{}, fmt.Errorf("body: %v cut=%v", err, cut)
 			}
 			mu.Lock()
 			peeked = data
 			mu.Unlock()
 		}
-		return Verdict{Allow: true}, nil
+		return ask.Verdict{Allow: true}, nil
 	}})
 	tc, br := f.tunnel(f.target("echo.test"), "echo.test")
 	payload := strings.Repeat("0123456789", 1000)

@@ -9,6 +9,7 @@ import (
 	"syscall"
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // UpstreamFailure says how an allowed upstream leg failed (a refusal of
@@ -139,7 +140,7 @@ func (s *Server) warnOnce(f UpstreamFailure, host string, port int, text string)
 // gets the reference's bare 502.
 func unreachableAnswer(r Refusal, header, value string) Answer {
 	a := Answer{Status: 502, Phrase: "Bad Gateway", SOCKS: r.Failure.socks()}
-	connect := r.Kind == KindConnect
+	connect := r.Kind == ask.KindConnect
 	switch {
 	case r.Reason == "" && connect:
 	case r.Reason == "":

@@ -1,4 +1,8 @@
-package proxy
+// Package ask is the proxy's one seam to policy: what it asks about (a
+// Request: a tunnel, or one plain-HTTP request), what it is told (a
+// Verdict), and who answers (an Asker, the decider: internal/decide). The
+// proxy holds no policy; every destination it serves passed through Ask.
+package ask
 
 import (
 	"context"
