@@ -16,7 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/srt-sandbox/decider/policy"
 	"github.com/srt-sandbox/srt-proxy/internal/decide"
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/link"
@@ -98,13 +97,12 @@ func runProxyOnly(o *proxyOnlyOpts, stderr io.Writer) int {
 	defer l.Close()
 
 	hello := l.Hello()
-	lists, errs := policy.EgressLists(hello.AllowedDomains, hello.DeniedDomains)
-	if errs != nil {
-		return stopped("start failed: the decider's hello: " + errs[0].Error())
+	po, err := decide.NewHostGate(hello.AllowedDomains, hello.DeniedDomains)
+	if err != nil {
+		return stopped("start failed: the decider's hello: " + err.Error())
 	}
-	addrs := &decide.Addresses{Base: policy.ProxyOnlyDefaultDeniedRanges}
+	addrs := decide.ProxyOnlyAddresses()
 	addrs.Set(hello)
-	po := proxy.NewProxyOnly(lists)
 	gate.start(po, addrs)
 	srv := &proxy.Server{
 		Asker:        &decide.Asker{Link: l},
@@ -175,7 +173,7 @@ func runProxyOnly(o *proxyOnlyOpts, stderr io.Writer) int {
 // the address check. The link delivers updates in order, on one goroutine.
 type gateUpdates struct {
 	mu      sync.Mutex
-	po      *proxy.ProxyOnly
+	po      *decide.HostGate
 	addrs   *decide.Addresses
 	pending *link.Lists // an update before start
 }
@@ -191,7 +189,7 @@ func (g *gateUpdates) update(l link.Lists) {
 }
 
 // start applies updates from now on, first one that came before.
-func (g *gateUpdates) start(po *proxy.ProxyOnly, addrs *decide.Addresses) {
+func (g *gateUpdates) start(po *decide.HostGate, addrs *decide.Addresses) {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	g.po, g.addrs = po, addrs
@@ -202,11 +200,9 @@ func (g *gateUpdates) start(po *proxy.ProxyOnly, addrs *decide.Addresses) {
 }
 
 // apply sets both from an update. The codec checked its lists against the
-// hello's grammar, which EgressLists reads.
+// hello's grammar, which the gate reads (lists it refuses change nothing).
 func (g *gateUpdates) apply(l link.Lists) {
-	if lists, errs := policy.EgressLists(l.AllowedDomains, l.DeniedDomains); errs == nil {
-		g.po.SetLists(lists)
-	}
+	g.po.Update(l.AllowedDomains, l.DeniedDomains)
 	g.addrs.Set(l)
 }
 

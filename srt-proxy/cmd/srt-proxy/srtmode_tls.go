@@ -8,6 +8,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/srt-sandbox/decider/srtlink"
+	"github.com/srt-sandbox/srt-proxy/internal/decide"
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/mitm"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy"
@@ -39,7 +40,7 @@ func terminate(t *srtlink.TLS, log zerolog.Logger) (*proxy.Terminate, error) {
 		}
 		return nil, fail("%v", err)
 	}
-	exclude, err := proxy.ExcludeHosts(t.Exclude)
+	exclude, err := decide.ExcludeHosts(t.Exclude)
 	if err != nil {
 		return nil, &startError{setting: "tlsTerminate", err: err}
 	}

@@ -8,8 +8,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/srt-sandbox/decider/policy"
-
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 )
 
@@ -41,8 +39,9 @@ type upstreamPool struct {
 	closed bool
 }
 
-// policy is the address policy in force now.
-func (p *upstreamPool) policy() *policy.AddressPolicy {
+// policy is the address policy in force now (the dialer's, compared by
+// identity: this package applies none).
+func (p *upstreamPool) policy() any {
 	if p.dialer.Policy == nil {
 		return nil
 	}

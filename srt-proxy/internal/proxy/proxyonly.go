@@ -2,13 +2,11 @@ package proxy
 
 import (
 	"strings"
-	"sync/atomic"
-
-	"github.com/srt-sandbox/decider/policy"
 )
 
-// ProxyOnly is the fixed policy of proxy-only mode (`srt-proxy` alone, the
-// egress gate of a workload that runs elsewhere; §2.2). Set it on
+// HostGate is the host gate of proxy-only mode (`srt-proxy` alone, the
+// egress gate of a workload that runs elsewhere; §2.2): the decider's
+// lists, applied before the decider is asked (decide.HostGate). Set it on
 // Server.ProxyOnly, with ProxyOnlyMode as the Mode and no Token; nil is
 // srt's own mode.
 //
@@ -34,27 +32,10 @@ import (
 //
 // The fixed policy of the tunnels (refuse opaque tunnels, require host
 // match, targets as spelled) is the Server's Rules, which the caller sets.
-type ProxyOnly struct {
-	lists atomic.Pointer[policy.Lists]
-}
-
-// NewProxyOnly is proxy-only mode with the host gate's lists, the
-// decider's hello; nil refuses every destination.
-func NewProxyOnly(lists *policy.Lists) *ProxyOnly {
-	p := &ProxyOnly{}
-	p.lists.Store(lists)
-	return p
-}
-
-// SetLists replaces the host gate's lists (the decider's srt.v1 update);
-// the next request uses them.
-func (p *ProxyOnly) SetLists(lists *policy.Lists) { p.lists.Store(lists) }
-
-// allows is the host gate for a canonical host and port; why is the
-// policy's reason for a refusal (for the decision record).
-func (p *ProxyOnly) allows(host string, port int) (ok bool, why string) {
-	d := p.lists.Load().Decide(host, port)
-	return d.Allow, d.Reason
+type HostGate interface {
+	// Allows is the gate for a canonical host and port; why is the
+	// policy's reason for a refusal (for the decision record).
+	Allows(host string, port int) (ok bool, why string)
 }
 
 // isEchoMethod reports whether a method asks the server to echo the

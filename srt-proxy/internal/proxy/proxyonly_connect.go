@@ -26,7 +26,7 @@ func (h *httpConn) serveProxyOnlyConnect(head *requestHead, rec *record) {
 		return
 	}
 	rec.host, rec.port = host, port
-	if ok, why := h.s.ProxyOnly.allows(host, port); !ok {
+	if ok, why := h.s.ProxyOnly.Allows(host, port); !ok {
 		refuse(CauseHostNotAllowed, why)
 		return
 	}

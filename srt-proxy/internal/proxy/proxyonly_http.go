@@ -49,7 +49,7 @@ func (h *httpConn) serveProxyOnlyRequest(head *requestHead, rec *record) bool {
 		return refuse(CauseBadRequest, whyMalformedTarget, early)
 	}
 	rec.host, rec.port = t.host, t.port
-	if ok, why := po.allows(t.host, t.port); !ok {
+	if ok, why := po.Allows(t.host, t.port); !ok {
 		return refuse(CauseHostNotAllowed, why, early)
 	}
 	spelled, ok := targetAsSpelled(head.target)

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/srt-sandbox/decider/hostname"
-	"github.com/srt-sandbox/decider/policy"
 
+	"github.com/srt-sandbox/srt-proxy/internal/decide"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
@@ -178,11 +178,11 @@ func proxyOnlyFuzzServer() *Server {
 	s.Asker = proxyOnlyFuzzAsker{}
 	s.Mode = ProxyOnlyMode{}
 	s.MaxHeadBytes = ProxyOnlyHeadLimit
-	lists, errs := policy.EgressLists([]string{"a.test", "*.a.test", "loop.test", "down.test", "fail.test", "::1", "192.0.2.1"}, []string{"deny.a.test"})
-	if errs != nil {
-		panic(errs)
+	gate, err := decide.NewHostGate([]string{"a.test", "*.a.test", "loop.test", "down.test", "fail.test", "::1", "192.0.2.1"}, []string{"deny.a.test"})
+	if err != nil {
+		panic(err)
 	}
-	s.ProxyOnly = NewProxyOnly(lists)
+	s.ProxyOnly = gate
 	s.Rules.StripResponseHeaders = []string{"x-hop"}
 	return s
 }

@@ -33,9 +33,9 @@ type Server struct {
 	TLS *Terminate
 	// Rules are the request options (rules.go).
 	Rules Rules
-	// ProxyOnly is the fixed policy of proxy-only mode (proxyonly.go); nil
+	// ProxyOnly is the host gate of proxy-only mode (proxyonly.go); nil
 	// is srt's own mode.
-	ProxyOnly *ProxyOnly
+	ProxyOnly HostGate
 	// Logger receives one decision line per connection or request; the
 	// zero value discards them.
 	Logger zerolog.Logger

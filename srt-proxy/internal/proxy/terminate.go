@@ -3,12 +3,9 @@ package proxy
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"fmt"
 	"sync"
 	"sync/atomic"
 	"time"
-
-	"github.com/srt-sandbox/decider/policy"
 
 	"github.com/srt-sandbox/srt-proxy/internal/mitm"
 )
@@ -127,26 +124,4 @@ func (t *Terminate) firstRefusal(user string) bool {
 // excluded reports whether host is tunnelled without termination.
 func (t *Terminate) excluded(host string) bool {
 	return t.Exclude != nil && t.Exclude(host)
-}
-
-// ExcludeHosts is a Terminate.Exclude for the settings' excludeDomains:
-// host patterns of the domain grammar (a name, "*.name", an IP literal),
-// matched against the canonical CONNECT host.
-func ExcludeHosts(entries []string) (func(host string) bool, error) {
-	pats := make([]policy.Pattern, 0, len(entries))
-	for _, e := range entries {
-		p, err := policy.ParseAllowPattern(e)
-		if err != nil {
-			return nil, fmt.Errorf("tlsTerminate.excludeDomains: %q: %w", e, err)
-		}
-		pats = append(pats, p)
-	}
-	return func(host string) bool {
-		for _, p := range pats {
-			if p.Match(host, p.Port()) {
-				return true
-			}
-		}
-		return false
-	}, nil
 }

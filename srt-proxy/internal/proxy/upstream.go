@@ -10,8 +10,6 @@ import (
 	"os"
 	"syscall"
 	"time"
-
-	"github.com/srt-sandbox/decider/policy"
 )
 
 // upConn is an upstream connection kept alive between requests: a
@@ -34,7 +32,7 @@ type upConn struct {
 	// The pool's: where it belongs, the address policy its address was
 	// checked under, and the timer that closes it when idle too long.
 	key     upKey
-	policy  *policy.AddressPolicy
+	policy  any // dial.Dialer.Policy's result, compared by identity
 	expiry  *time.Timer
 	watched chan struct{} // closed when the idle watch ends; nil: not watched (pool.go)
 }
