@@ -22,6 +22,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/metrics"
 	"github.com/srt-sandbox/srt-proxy/internal/mitm"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy"
+	render "github.com/srt-sandbox/srt-proxy/internal/proxy/refusal" // "refusal" is a helper of the tests
 )
 
 // runProxyOnly serves proxy-only mode until it is told to stop, and
@@ -107,7 +108,7 @@ func runProxyOnly(o *proxyOnlyOpts, stderr io.Writer) int {
 	srv := &proxy.Server{
 		Asker:        &decide.Asker{Link: l},
 		Dialer:       &dial.Dialer{Policy: addrs.Policy},
-		Mode:         proxy.ProxyOnlyMode{},
+		Mode:         render.ProxyOnlyMode{},
 		MaxHeadBytes: proxy.ProxyOnlyHeadLimit,
 		ProxyOnly:    po,
 		// The fixed policy (§2.2): nothing it cannot inspect is tunnelled,

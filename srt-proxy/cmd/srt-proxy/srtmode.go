@@ -17,6 +17,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/link"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy"
+	render "github.com/srt-sandbox/srt-proxy/internal/proxy/refusal" // "refusal" is a helper of the tests
 )
 
 // srtOptions are the settings of srt's mode: its flags, and the request
@@ -137,7 +138,7 @@ func startSRT(o srtOptions, dec *os.File, token string) (*proxy.Server, *link.Li
 		Asker:  &decide.Asker{Link: l},
 		Dialer: &dial.Dialer{Policy: addrs.Policy, Parent: parent},
 		Token:  token,
-		Mode:   proxy.SRTMode{},
+		Mode:   render.SRTMode{},
 		TLS:    term,
 		Rules:  o.rules,
 		Logger: log,

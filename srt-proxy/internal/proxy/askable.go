@@ -17,15 +17,6 @@ const (
 	maxAskTargetBytes  = 8 << 10
 )
 
-// Refusal phrases of unaskable requests, compared verbatim by clients.
-const (
-	whyHeadersTooLarge = "request headers too large"
-	whyTargetTooLarge  = "request target too large"
-	whyBadHeader       = "request header the decider cannot be asked about"
-	whyBadRequest      = "request the decider cannot be asked about"
-	whyTwoHosts        = "more than one Host header"
-)
-
 // unaskable returns why r cannot be put to the decider, or "".
 func unaskable(r *ask.Request) string {
 	if r.Method == "" || r.Host == "" || r.Path == "" || r.Port < 1 || r.Port > 65535 {
@@ -73,3 +64,11 @@ func askableText(s string) bool {
 	}
 	return true
 }
+
+// Refusal phrases of unaskable requests, compared verbatim by clients.
+const (
+	whyHeadersTooLarge = "request headers too large"
+	whyTargetTooLarge  = "request target too large"
+	whyBadHeader       = "request header the decider cannot be asked about"
+	whyBadRequest      = "request the decider cannot be asked about"
+)

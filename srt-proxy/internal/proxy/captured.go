@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
 // Captured is a connection the sandbox made to an address outside it,
@@ -72,7 +73,7 @@ func (s *Server) ServeCaptured(c net.Conn, d Captured) {
 	switch {
 	case d.Refuse != "":
 		rec.set(decisionDeny, d.Refuse)
-		rec.code = CodeHostNotAllowed
+		rec.code = refusal.CodeHostNotAllowed
 		return
 	case s.ProxyOnly != nil:
 		rec.set(decisionDeny, whyCaptureProxyOnly)
@@ -94,17 +95,17 @@ func (s *Server) ServeCaptured(c net.Conn, d Captured) {
 	defer cancel()
 	v, err := s.Asker.Ask(ctx, req)
 	if err != nil {
-		rec.set(decisionFail, deciderReason(err.Error()))
-		rec.code = CodeDeciderUnavailable
+		rec.set(decisionFail, refusal.DeciderReason(err.Error()))
+		rec.code = refusal.CodeDeciderUnavailable
 		return
 	}
 	if !v.Allow {
 		reason := v.Reason
 		if reason == "" {
-			reason = causeNames[CauseDenied]
+			reason = refusal.CauseDenied.Name()
 		}
 		rec.set(decisionDeny, reason)
-		rec.code = CodeDecider
+		rec.code = refusal.CodeDecider
 		return
 	}
 	rec.set(decisionAllow, v.Reason)
@@ -118,10 +119,10 @@ func (s *Server) ServeCaptured(c net.Conn, d Captured) {
 	t.init()
 	if !t.acquire() {
 		if t.firstRefusal(req.User) {
-			s.Asker.Refused(req, whyTooManyTunnels)
+			s.Asker.Refused(req, refusal.WhyTooManyTunnels)
 		}
-		rec.set(decisionDeny, whyTooManyTunnels)
-		rec.code = CodeTooManyTunnels
+		rec.set(decisionDeny, refusal.WhyTooManyTunnels)
+		rec.code = refusal.CodeTooManyTunnels
 		return
 	}
 	s.terminateTunnel(cc, br, req, rec)
@@ -132,9 +133,9 @@ func (s *Server) ServeCaptured(c net.Conn, d Captured) {
 // told), dialled and spliced otherwise.
 func (s *Server) captureOpaque(c *conn, br *bufio.Reader, req *ask.Request, rec *record) {
 	if s.Rules.RefuseOpaqueTunnels {
-		s.Asker.Refused(req, whyOpaqueTunnel)
-		rec.set(decisionDeny, whyOpaqueTunnel)
-		rec.code = CodeOpaqueTunnel
+		s.Asker.Refused(req, refusal.WhyOpaqueTunnel)
+		rec.set(decisionDeny, refusal.WhyOpaqueTunnel)
+		rec.code = refusal.CodeOpaqueTunnel
 		return
 	}
 	s.opaqueAfterAnswer(c, req, br, rec)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
 // captured connects to a loopback listener whose one connection s serves
@@ -165,7 +166,7 @@ func TestCapturedRefusedAfterAllow(t *testing.T) {
 		}, Captured{Host: "evil.test", Port: 80}, "evil.test resolved to a loopback address"},
 		{"unreachable", nil, Captured{Host: "127.0.0.1", Port: closedPort, Literal: true}, "127.0.0.1 upstream unreachable: "},
 		{"refuseOpaqueTunnels", func(s *Server) { s.Rules.RefuseOpaqueTunnels = true },
-			Captured{Host: "x.test", Port: 5432}, "x.test " + whyOpaqueTunnel},
+			Captured{Host: "x.test", Port: 5432}, "x.test " + refusal.WhyOpaqueTunnel},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := &fakeAsker{answer: allowAll}

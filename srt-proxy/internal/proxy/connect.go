@@ -5,6 +5,7 @@ import (
 	"net"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
 // connectEstablished is the answer to an allowed CONNECT.
@@ -15,13 +16,13 @@ const connectEstablished = "HTTP/1.1 200 Connection Established\r\n\r\n"
 func (h *httpConn) serveConnect(head *requestHead, rec *record) {
 	user, _, ok := h.s.authenticate(head)
 	if !ok {
-		h.refuse(rec, Refusal{Cause: CauseAuth, Kind: ask.KindConnect}, true)
+		h.refuse(rec, refusal.Refusal{Cause: refusal.CauseAuth, Kind: ask.KindConnect}, true)
 		return
 	}
 	rec.user = user
 	host, port, err := parseConnectTarget(head.target)
 	if err != nil {
-		h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: ask.KindConnect, Reason: err.Error()}, true)
+		h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindConnect, Reason: err.Error()}, true)
 		return
 	}
 	req := &ask.Request{Kind: ask.KindConnect, User: user, Method: "CONNECT", Host: host, Port: port, Path: "*"}
@@ -30,11 +31,11 @@ func (h *httpConn) serveConnect(head *requestHead, rec *record) {
 	defer cancel()
 	v, err := h.s.Asker.Ask(ctx, req)
 	if err != nil {
-		h.refuse(rec, Refusal{Cause: CauseUnavailable, Kind: ask.KindConnect, Reason: deciderReason(err.Error())}, true)
+		h.refuse(rec, refusal.Refusal{Cause: refusal.CauseUnavailable, Kind: ask.KindConnect, Reason: refusal.DeciderReason(err.Error())}, true)
 		return
 	}
 	if !v.Allow {
-		h.refuse(rec, Refusal{Cause: CauseDenied, Kind: ask.KindConnect, Status: v.Status, Reason: v.Reason, Host: host}, true)
+		h.refuse(rec, refusal.Refusal{Cause: refusal.CauseDenied, Kind: ask.KindConnect, Status: v.Status, Reason: v.Reason, Host: host}, true)
 		return
 	}
 	if h.serveTerminated(req, v, rec) { // TLS termination (terminate_connect.go)

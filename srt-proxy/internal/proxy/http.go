@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
 // httpConn is a client connection speaking HTTP/1.x to the proxy.
@@ -102,9 +103,9 @@ func (h *httpConn) nextHead(rec *record) *requestHead {
 	switch {
 	case errors.Is(err, errNoRequest):
 	case errors.Is(err, errHeadTooLarge):
-		h.refuse(rec, Refusal{Cause: CauseHeadTooLarge, Kind: ask.KindHTTP, Reason: err.Error()}, true)
+		h.refuse(rec, refusal.Refusal{Cause: refusal.CauseHeadTooLarge, Kind: ask.KindHTTP, Reason: err.Error()}, true)
 	case errors.As(err, &m):
-		h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: ask.KindHTTP, Reason: m.Error()}, true)
+		h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: m.Error()}, true)
 	default: // the client went away or stalled in the middle of a head
 		rec.set(decisionFail, "reading the request head: "+err.Error())
 		h.s.log(rec)
@@ -142,13 +143,13 @@ func (h *httpConn) askFailed(rec *record, req *ask.Request, body *peekBody, err 
 			return false
 		}
 	}
-	r := Refusal{Cause: CauseUnavailable, Kind: ask.KindHTTP, Reason: deciderReason(err.Error()), Host: req.Host}
+	r := refusal.Refusal{Cause: refusal.CauseUnavailable, Kind: ask.KindHTTP, Reason: refusal.DeciderReason(err.Error()), Host: req.Host}
 	var u *ask.UnaskableError
 	switch {
 	case errors.As(err, &u):
-		r.Cause, r.Reason = CauseUnaskable, u.Reason
+		r.Cause, r.Reason = refusal.CauseUnaskable, u.Reason
 	case errors.Is(err, ask.ErrBodylessBody):
-		r.Cause, r.Reason, close = CauseBodyless, ask.ErrBodylessBody.Error(), true
+		r.Cause, r.Reason, close = refusal.CauseBodyless, ask.ErrBodylessBody.Error(), true
 	}
 	return h.refuse(rec, r, close)
 }
@@ -157,18 +158,18 @@ func (h *httpConn) askFailed(rec *record, req *ask.Request, body *peekBody, err 
 // KindHTTP refusal the connection stays open unless close is set; a
 // KindConnect refusal always closes it. It reports whether the
 // connection may carry another request.
-func (h *httpConn) refuse(rec *record, r Refusal, close bool) bool {
+func (h *httpConn) refuse(rec *record, r refusal.Refusal, close bool) bool {
 	decision := decisionFail
-	if r.Cause == CauseDenied || r.Cause == CauseAddress || r.Cause == CauseAuth || deniedByPolicy(r.Cause) {
+	if r.Cause == refusal.CauseDenied || r.Cause == refusal.CauseAddress || r.Cause == refusal.CauseAuth || refusal.DeniedByPolicy(r.Cause) {
 		decision = decisionDeny
 	}
 	rec.set(decision, r.Reason)
-	rec.code = r.code()
+	rec.code = r.Code()
 	switch {
 	case r.Log != "":
 		rec.reason = r.Log
 	case r.Reason == "":
-		rec.reason = causeNames[r.Cause]
+		rec.reason = r.Cause.Name()
 	}
 	if r.Kind == ask.KindConnect {
 		close = true
@@ -180,22 +181,10 @@ func (h *httpConn) refuse(rec *record, r Refusal, close bool) bool {
 	return !close
 }
 
-var causeNames = map[Cause]string{
-	CauseDenied:       "denied",
-	CauseAddress:      "address refused",
-	CauseUnreachable:  "upstream unreachable",
-	CauseUnavailable:  "decider unavailable",
-	CauseAuth:         "proxy authentication required",
-	CauseMalformed:    "malformed request",
-	CauseHeadTooLarge: "request head too large",
-	CauseUnaskable:    "request cannot be asked about",
-	CauseInternal:     "internal error",
-}
-
 // writeAnswer writes a rendered refusal. A plain-HTTP answer carries
 // Content-Length (and Connection: close when the connection ends); a
 // CONNECT answer is written raw, its body ended by closing.
-func (h *httpConn) writeAnswer(a Answer, kind ask.Kind, close bool) {
+func (h *httpConn) writeAnswer(a refusal.Answer, kind ask.Kind, close bool) {
 	h.wmu.Lock()
 	h.responseSent = true
 	h.wmu.Unlock()

@@ -38,8 +38,6 @@ const (
 	ReasonAllowed    = "allowed"
 	ReasonIncomplete = "incomplete"
 	reasonDenied     = "denied" // a deny with no code of its own (a captured connection in proxy-only mode)
-	reasonProxyAuth  = "proxy_auth"
-	reasonSOCKS4     = "socks4"
 )
 
 // Tunnel kinds of an Observer.
@@ -48,40 +46,6 @@ const (
 	TunnelSOCKS      = "socks"      // a SOCKS5 CONNECT
 	TunnelTerminated = "terminated" // a TLS-terminated CONNECT
 )
-
-// causeCodes are the Decision reasons of the refusals (CauseUnreachable:
-// its UpstreamFailure's code).
-var causeCodes = map[Cause]string{
-	CauseDenied:             CodeDecider,
-	CauseRequestDenied:      CodeDecider,
-	CauseAddress:            CodeAddressNotAllowed,
-	CauseUnavailable:        CodeDeciderUnavailable,
-	CauseAuth:               reasonProxyAuth,
-	CauseMalformed:          CodeBadRequest,
-	CauseHeadTooLarge:       CodeBadRequest,
-	CauseUnaskable:          CodeBadRequest,
-	CauseBadRequest:         CodeBadRequest,
-	CauseInternal:           "internal_error",
-	CauseHostNotAllowed:     CodeHostNotAllowed,
-	CauseBodyless:           CodeBodyless,
-	CausePlaintextHeaderSet: CodePlaintextHeaderSet,
-	CauseMethodRefused:      CodeMethodRefused,
-	CauseMisdirected:        CodeMisdirected,
-	CauseAmbiguousTarget:    "ambiguous_target",
-	CauseTooManyTunnels:     CodeTooManyTunnels,
-	CauseOpaqueTunnel:       CodeOpaqueTunnel,
-}
-
-// code is the Decision reason of a refusal.
-func (r Refusal) code() string {
-	if r.Cause == CauseUnreachable {
-		return r.Failure.Code()
-	}
-	if c, ok := causeCodes[r.Cause]; ok {
-		return c
-	}
-	return "internal_error"
-}
 
 // observe tells the Observer about a record ending.
 func (s *Server) observe(r *record) {

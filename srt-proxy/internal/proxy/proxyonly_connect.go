@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
 // serveProxyOnlyConnect serves a CONNECT in proxy-only mode: the target
@@ -13,28 +14,28 @@ import (
 // or, without termination, refused: this proxy tunnels nothing it cannot
 // inspect. The decider is not asked about the CONNECT itself.
 func (h *httpConn) serveProxyOnlyConnect(head *requestHead, rec *record) {
-	refuse := func(c Cause, why string) {
-		h.refuse(rec, Refusal{Cause: c, Kind: ask.KindConnect, Reason: why, Host: rec.host}, true)
+	refuse := func(c refusal.Cause, why string) {
+		h.refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindConnect, Reason: why, Host: rec.host}, true)
 	}
 	if why := connectTargetProblem(head.target); why != "" {
-		refuse(CauseBadRequest, why)
+		refuse(refusal.CauseBadRequest, why)
 		return
 	}
 	host, port, err := parseConnectTarget(head.target)
 	if err != nil {
-		refuse(CauseBadRequest, whyMalformedTarget)
+		refuse(refusal.CauseBadRequest, refusal.WhyMalformedTarget)
 		return
 	}
 	rec.host, rec.port = host, port
 	if ok, why := h.s.ProxyOnly.Allows(host, port); !ok {
-		refuse(CauseHostNotAllowed, why)
+		refuse(refusal.CauseHostNotAllowed, why)
 		return
 	}
 	req := &ask.Request{Kind: ask.KindConnect, Method: "CONNECT", Host: host, Port: port, Path: "*"}
 	if h.s.TLS != nil && h.serveTerminated(req, ask.Verdict{Allow: true}, rec) {
 		return
 	}
-	refuse(CauseOpaqueTunnel, whyOpaqueTunnel)
+	refuse(refusal.CauseOpaqueTunnel, refusal.WhyOpaqueTunnel)
 }
 
 // connectTargetProblem says why proxy-only mode does not take a CONNECT
@@ -44,19 +45,19 @@ func (h *httpConn) serveProxyOnlyConnect(head *requestHead, rec *record) {
 func connectTargetProblem(target string) string {
 	switch {
 	case strings.Contains(target, "@"):
-		return whyConnectUserinfo
+		return refusal.WhyConnectUserinfo
 	case strings.ContainsAny(target, "/?#") || target == "*":
-		return whyConnectForm
+		return refusal.WhyConnectForm
 	}
 	port := target
 	if strings.HasPrefix(target, "[") {
 		port = target[strings.IndexByte(target, ']')+1:] // -1+1: the whole target when unclosed
 	}
 	if !strings.Contains(port, ":") {
-		return whyConnectNoPort
+		return refusal.WhyConnectNoPort
 	}
 	if !asciiConnectTarget(target) {
-		return whyNotASCII
+		return refusal.WhyNotASCII
 	}
 	return ""
 }
@@ -93,19 +94,9 @@ func asciiConnectTarget(target string) bool {
 // 0x02, since a SOCKS tunnel cannot be inspected.
 func (s *Server) refuseSOCKSProxyOnly(c *conn, host string, port int, rec *record) {
 	rec.host, rec.port = host, port
-	rec.set(decisionDeny, whyOpaqueTunnel)
-	rec.code = CodeOpaqueTunnel
+	rec.set(decisionDeny, refusal.WhyOpaqueTunnel)
+	rec.code = refusal.CodeOpaqueTunnel
 	c.raw.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	c.raw.Write(socksReply(s.Mode.Render(Refusal{Cause: CauseOpaqueTunnel, Kind: ask.KindSOCKS, Host: host}).SOCKS))
+	c.raw.Write(socksReply(s.Mode.Render(refusal.Refusal{Cause: refusal.CauseOpaqueTunnel, Kind: ask.KindSOCKS, Host: host}).SOCKS))
 	lingerClose(c.raw)
-}
-
-// deniedByPolicy reports whether a refusal of proxy-only mode is a policy
-// decision (recorded as a deny) rather than a failure.
-func deniedByPolicy(c Cause) bool {
-	switch c {
-	case CauseHostNotAllowed, CauseOpaqueTunnel, CauseBodyless, CausePlaintextHeaderSet, CauseMethodRefused, CauseRequestDenied:
-		return true
-	}
-	return false
 }

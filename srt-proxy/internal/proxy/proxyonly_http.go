@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
 // serveProxyOnly serves one request of proxy-only mode (a CONNECT or a
@@ -32,39 +33,39 @@ func (h *httpConn) serveProxyOnlyRequest(head *requestHead, rec *record) bool {
 	po := h.s.ProxyOnly
 	kind, length, err := framing(head)
 	if err != nil {
-		return h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, true)
+		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, true)
 	}
 	wantsClose := head.minor == 0 || connectionTokens(head.values("connection"))["close"]
 	// Before the decider's turn a refusal keeps the connection unless a
 	// request body is left unread; from it on every refusal closes.
 	early := wantsClose || kind != bodyNone
-	refuse := func(c Cause, why string, close bool) bool {
-		return h.refuse(rec, Refusal{Cause: c, Kind: ask.KindHTTP, Reason: why, Host: rec.host}, close)
+	refuse := func(c refusal.Cause, why string, close bool) bool {
+		return h.refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindHTTP, Reason: why, Host: rec.host}, close)
 	}
 	if why := absoluteFormProblem(head.target); why != "" {
-		return refuse(CauseBadRequest, why, early)
+		return refuse(refusal.CauseBadRequest, why, early)
 	}
 	t, err := parseAbsoluteTarget(head.target)
 	if err != nil {
-		return refuse(CauseBadRequest, whyMalformedTarget, early)
+		return refuse(refusal.CauseBadRequest, refusal.WhyMalformedTarget, early)
 	}
 	rec.host, rec.port = t.host, t.port
 	if ok, why := po.Allows(t.host, t.port); !ok {
-		return refuse(CauseHostNotAllowed, why, early)
+		return refuse(refusal.CauseHostNotAllowed, why, early)
 	}
 	spelled, ok := targetAsSpelled(head.target)
 	if !ok {
-		return refuse(CauseBadRequest, whyMalformedTarget, early)
+		return refuse(refusal.CauseBadRequest, refusal.WhyMalformedTarget, early)
 	}
 	hosts := head.values("host")
 	if len(hosts) == 0 && head.minor == 1 {
-		return refuse(CauseBadRequest, whyNoHostHeader, early)
+		return refuse(refusal.CauseBadRequest, refusal.WhyNoHostHeader, early)
 	}
 	if why := hostMismatch(hosts, t.host, t.port, defaultPort(t.scheme)); why != "" {
-		return refuse(CauseMisdirected, why, early)
+		return refuse(refusal.CauseMisdirected, why, early)
 	}
 	if isEchoMethod(head.method) {
-		return refuse(CauseMethodRefused, methodRefused(head.method), true)
+		return refuse(refusal.CauseMethodRefused, refusal.MethodRefused(head.method), true)
 	}
 
 	path, query, _ := strings.Cut(spelled, "?")
@@ -75,7 +76,7 @@ func (h *httpConn) serveProxyOnlyRequest(head *requestHead, rec *record) bool {
 	}
 	rec.about(req)
 	if why := unaskable(req); why != "" {
-		return refuse(CauseUnaskable, why, true)
+		return refuse(refusal.CauseUnaskable, why, true)
 	}
 	rb := h.requestBody(head, kind, length)
 	body := newPeekBody(head.method, rb, length, h.c.raw)
@@ -88,10 +89,10 @@ func (h *httpConn) serveProxyOnlyRequest(head *requestHead, rec *record) bool {
 		return h.askFailed(rec, req, body, err, true)
 	}
 	if !v.Allow {
-		return h.refuse(rec, Refusal{Cause: CauseDenied, Kind: ask.KindHTTP, Status: v.Status, Reason: v.Reason, Host: t.host}, true)
+		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseDenied, Kind: ask.KindHTTP, Status: v.Status, Reason: v.Reason, Host: t.host}, true)
 	}
 	if !h.s.Rules.PlaintextHeaderSet && setsHeaders(v) {
-		return refuse(CausePlaintextHeaderSet, whyPlaintextHeaderSet, true)
+		return refuse(refusal.CausePlaintextHeaderSet, refusal.WhyPlaintextHeaderSet, true)
 	}
 	return h.forwardProxyOnly(rec, head, t, spelled, v, req, body, kind, wantsClose)
 }

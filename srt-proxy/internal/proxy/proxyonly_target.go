@@ -4,6 +4,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
 // absoluteFormProblem says why proxy-only mode does not forward a
@@ -13,22 +15,22 @@ import (
 func absoluteFormProblem(target string) string {
 	switch {
 	case target == "*":
-		return whyAsteriskForm
+		return refusal.WhyAsteriskForm
 	case strings.HasPrefix(target, "/"):
-		return whyOriginForm
+		return refusal.WhyOriginForm
 	}
 	rest, ok := cutSchemeFold(target)
 	if !ok {
-		return whyNotHTTPURL
+		return refusal.WhyNotHTTPURL
 	}
 	if end := strings.IndexAny(rest, "/?#"); end >= 0 {
 		rest = rest[:end]
 	}
 	if strings.Contains(rest, "@") {
-		return whyUserinfo
+		return refusal.WhyUserinfo
 	}
 	if !asciiAuthority(target) {
-		return whyNotASCII
+		return refusal.WhyNotASCII
 	}
 	return ""
 }
@@ -162,20 +164,20 @@ func hostMismatch(hosts []string, host string, port, defaultPort int) string {
 		return ""
 	case 1:
 	default:
-		return whyTwoHosts
+		return refusal.WhyTwoHosts
 	}
 	h, p, ok := hostHeaderParts(hosts[0])
 	if !ok || !strings.EqualFold(h, host) {
-		return whyHostMismatch
+		return refusal.WhyHostMismatch
 	}
 	if p == "" {
 		if port != defaultPort {
-			return whyHostMismatch
+			return refusal.WhyHostMismatch
 		}
 		return ""
 	}
 	if p != strconv.Itoa(port) {
-		return whyHostMismatch
+		return refusal.WhyHostMismatch
 	}
 	return ""
 }

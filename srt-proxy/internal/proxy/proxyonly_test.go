@@ -11,55 +11,8 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/decide"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
-
-func TestProxyOnlyRender(t *testing.T) {
-	m := ProxyOnlyMode{}
-	tests := []struct {
-		r                  Refusal
-		status             int
-		phrase, code, body string
-		extraHeader        string
-		socks              byte
-	}{
-		{Refusal{Cause: CauseHostNotAllowed, Kind: ask.KindHTTP}, 403, "Forbidden", CodeHostNotAllowed, "Connection blocked by network allowlist\n", "", socksNotAllowed},
-		{Refusal{Cause: CauseHostNotAllowed, Kind: ask.KindConnect}, 403, "Forbidden", CodeHostNotAllowed, "Connection blocked by network allowlist", "", socksNotAllowed},
-		{Refusal{Cause: CauseOpaqueTunnel, Kind: ask.KindConnect}, 403, "Forbidden", CodeOpaqueTunnel, "this proxy does not tunnel CONNECTs it cannot inspect", "", socksNotAllowed},
-		{Refusal{Cause: CauseMisdirected, Kind: ask.KindHTTP, Reason: "more than one Host header"}, 421, "Misdirected Request", CodeMisdirected, "more than one Host header\n", "", socksNotAllowed},
-		{Refusal{Cause: CauseBadRequest, Kind: ask.KindHTTP, Reason: "x"}, 400, "Bad Request", CodeBadRequest, "x\n", "", socksNotAllowed},
-		{Refusal{Cause: CauseHeadTooLarge, Kind: ask.KindHTTP, Reason: "request head too large"}, 400, "Bad Request", CodeBadRequest, "request head too large\n", "", socksNotAllowed},
-		{Refusal{Cause: CauseDenied, Kind: ask.KindHTTP, Status: 418, Reason: "no tea"}, 418, "I'm a Teapot", CodeDecider, "no tea\n", "", socksNotAllowed},
-		{Refusal{Cause: CauseRequestDenied, Kind: ask.KindHTTP, Status: 200}, 403, "Forbidden", CodeDecider, "denied by sandbox policy\n", "", socksNotAllowed},
-		{Refusal{Cause: CauseDenied, Kind: ask.KindHTTP, Status: 499}, 499, "unknown", CodeDecider, "denied by sandbox policy\n", "", socksNotAllowed},
-		{Refusal{Cause: CauseUnavailable, Kind: ask.KindHTTP, Reason: "decider timed out"}, 503, "Service Unavailable", CodeDeciderUnavailable, "request decider: decider timed out\n", "", socksGeneralFailure},
-		{Refusal{Cause: CauseBodyless, Kind: ask.KindHTTP}, 403, "Forbidden", CodeBodyless, ask.ErrBodylessBody.Error() + "\n", "", socksNotAllowed},
-		{Refusal{Cause: CauseMethodRefused, Kind: ask.KindHTTP, Reason: "the TRACE method is not forwarded"}, 405, "Method Not Allowed", CodeMethodRefused, "the TRACE method is not forwarded\n", "", socksNotAllowed},
-		{Refusal{Cause: CausePlaintextHeaderSet, Kind: ask.KindHTTP}, 403, "Forbidden", CodePlaintextHeaderSet, whyPlaintextHeaderSet + "\n", "", socksNotAllowed},
-		{Refusal{Cause: CauseAddress, Kind: ask.KindHTTP, Host: "a.test", Reason: "resolved to a loopback address"}, 403, "Forbidden", CodeAddressNotAllowed, "Connection to a.test blocked: resolved to a loopback address\n", "", socksNotAllowed},
-		{Refusal{Cause: CauseAddress, Kind: ask.KindConnect, Host: "a.test", Reason: "resolved to a loopback address"}, 403, "resolved to a loopback address", CodeAddressNotAllowed, "Connection to a.test blocked: resolved to a loopback address", "", socksNotAllowed},
-		{Refusal{Cause: CauseTooManyTunnels, Kind: ask.KindConnect}, 503, "Service Unavailable", CodeTooManyTunnels, "too many TLS-terminated tunnels at once", "Connection: close", socksGeneralFailure},
-	}
-	for _, tt := range tests {
-		a := m.Render(tt.r)
-		want := [][2]string{{"Content-Type", "text/plain"}, {"X-Deny-Reason", tt.code}}
-		if tt.extraHeader != "" {
-			k, v, _ := strings.Cut(tt.extraHeader, ": ")
-			want = append(want, [2]string{k, v})
-		}
-		if a.Status != tt.status || a.Phrase != tt.phrase || a.Body != tt.body || a.SOCKS != tt.socks || len(a.Header) != len(want) {
-			t.Errorf("%+v: got %+v", tt.r, a)
-			continue
-		}
-		for i := range want {
-			if a.Header[i] != want[i] {
-				t.Errorf("%+v: header %d %q, want %q", tt.r, i, a.Header[i], want[i])
-			}
-		}
-	}
-	if a := m.Render(Refusal{Cause: CauseUnreachable, Kind: ask.KindHTTP}); a.Status != 502 || a.Body != "Bad Gateway" || len(a.Header) != 1 {
-		t.Errorf("unreachable: %+v", a)
-	}
-}
 
 func TestAsciiAuthority(t *testing.T) {
 	for target, want := range map[string]bool{
@@ -118,16 +71,16 @@ func TestHostMismatch(t *testing.T) {
 		{[]string{"a.test"}, "a.test", 80, 80, ""},
 		{[]string{"A.TEST"}, "a.test", 80, 80, ""},
 		{[]string{"a.test:80"}, "a.test", 80, 80, ""},
-		{[]string{"a.test"}, "a.test", 8080, 80, whyHostMismatch},
+		{[]string{"a.test"}, "a.test", 8080, 80, refusal.WhyHostMismatch},
 		{[]string{"a.test:8080"}, "a.test", 8080, 80, ""},
-		{[]string{"a.test:08080"}, "a.test", 8080, 80, whyHostMismatch},
-		{[]string{"a.test."}, "a.test", 80, 80, whyHostMismatch},
-		{[]string{"a.test:"}, "a.test", 80, 80, whyHostMismatch},
-		{[]string{""}, "a.test", 80, 80, whyHostMismatch},
+		{[]string{"a.test:08080"}, "a.test", 8080, 80, refusal.WhyHostMismatch},
+		{[]string{"a.test."}, "a.test", 80, 80, refusal.WhyHostMismatch},
+		{[]string{"a.test:"}, "a.test", 80, 80, refusal.WhyHostMismatch},
+		{[]string{""}, "a.test", 80, 80, refusal.WhyHostMismatch},
 		{[]string{"[::1]:80"}, "::1", 80, 80, ""},
-		{[]string{"::1"}, "::1", 80, 80, whyHostMismatch},
-		{[]string{"[a.test]"}, "a.test", 80, 80, whyHostMismatch},
-		{[]string{"a.test", "a.test"}, "a.test", 80, 80, whyTwoHosts},
+		{[]string{"::1"}, "::1", 80, 80, refusal.WhyHostMismatch},
+		{[]string{"[a.test]"}, "a.test", 80, 80, refusal.WhyHostMismatch},
+		{[]string{"a.test", "a.test"}, "a.test", 80, 80, refusal.WhyTwoHosts},
 	}
 	for _, tt := range tests {
 		if got := hostMismatch(tt.hosts, tt.host, tt.port, tt.def); got != tt.want {
@@ -176,7 +129,7 @@ func proxyOnlyFuzzServer() *Server {
 	s := fuzzServer()
 	s.Token = ""
 	s.Asker = proxyOnlyFuzzAsker{}
-	s.Mode = ProxyOnlyMode{}
+	s.Mode = refusal.ProxyOnlyMode{}
 	s.MaxHeadBytes = ProxyOnlyHeadLimit
 	gate, err := decide.NewHostGate([]string{"a.test", "*.a.test", "loop.test", "down.test", "fail.test", "::1", "192.0.2.1"}, []string{"deny.a.test"})
 	if err != nil {
@@ -254,4 +207,4 @@ func FuzzProxyOnlyTarget(f *testing.F) {
 }
 
 // targetReasons are the reasons a target's form is refused with ("": none).
-var targetReasons = []string{"", whyNotASCII, whyOriginForm, whyAsteriskForm, whyNotHTTPURL, whyUserinfo, whyConnectNoPort, whyConnectUserinfo, whyConnectForm}
+var targetReasons = []string{"", refusal.WhyNotASCII, refusal.WhyOriginForm, refusal.WhyAsteriskForm, refusal.WhyNotHTTPURL, refusal.WhyUserinfo, refusal.WhyConnectNoPort, refusal.WhyConnectUserinfo, refusal.WhyConnectForm}

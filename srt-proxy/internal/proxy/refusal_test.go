@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
 // The refusals of srt's mode, byte for byte, over real loopback sockets.
@@ -281,7 +282,7 @@ func TestParseErrors(t *testing.T) {
 func TestUnaskable(t *testing.T) {
 	long := strings.Repeat("a", 9<<10)
 	tests := []struct{ name, req, why string }{
-		{"two Host headers", "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n", whyTwoHosts},
+		{"two Host headers", "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n", refusal.WhyTwoHosts},
 		{"long path", "GET http://a.test/" + long + " HTTP/1.1\r\nHost: a.test\r\n", whyTargetTooLarge},
 		{"long Host header", "GET http://a.test/ HTTP/1.1\r\nHost: " + long + "\r\n", whyTargetTooLarge},
 		{"191 header values", "GET http://a.test/ HTTP/1.1\r\n" + strings.Repeat("X: a\r\n", 191), whyHeadersTooLarge},
@@ -303,23 +304,6 @@ func TestUnaskable(t *testing.T) {
 				t.Errorf("asked %d times", n)
 			}
 		})
-	}
-}
-
-func TestRenderCoversEveryCause(t *testing.T) {
-	for c := CauseDenied; c <= CauseInternal; c++ {
-		for _, k := range []ask.Kind{ask.KindHTTP, ask.KindConnect, ask.KindSOCKS} {
-			a := SRTMode{}.Render(Refusal{Cause: c, Kind: k, Reason: "r", Host: "h"})
-			if a.Status < 400 || a.Phrase == "" {
-				t.Errorf("%d/%v: %+v", c, k, a)
-			}
-			if k == ask.KindSOCKS && a.SOCKS == 0 {
-				t.Errorf("%d: SOCKS reply 0", c)
-			}
-		}
-		if causeNames[c] == "" {
-			t.Errorf("cause %d has no name", c)
-		}
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
 // serveRequest serves one plain-HTTP (absolute-form) request: authenticate,
@@ -15,7 +16,7 @@ import (
 func (h *httpConn) serveRequest(head *requestHead, rec *record) bool {
 	kind, length, err := framing(head)
 	if err != nil {
-		return h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, true)
+		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, true)
 	}
 	wantsClose := head.minor == 0 || connectionTokens(head.values("connection"))["close"]
 	// A refusal keeps the connection only if no request body is left unread.
@@ -23,18 +24,18 @@ func (h *httpConn) serveRequest(head *requestHead, rec *record) bool {
 
 	user, consumed, ok := h.s.authenticate(head)
 	if !ok {
-		return h.refuse(rec, Refusal{Cause: CauseAuth, Kind: ask.KindHTTP}, refuseClose)
+		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseAuth, Kind: ask.KindHTTP}, refuseClose)
 	}
 	rec.user = user
 	t, err := parseAbsoluteTarget(head.target)
 	if err != nil {
-		return h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, refuseClose)
+		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, refuseClose)
 	}
 	req := &ask.Request{Kind: ask.KindHTTP, User: user, Method: head.method, Host: t.host, Port: t.port,
 		Path: t.path, Query: t.query, Headers: askHeaders(head, consumed)}
 	rec.about(req)
 	if c, why := h.s.plainRules(head, &t); c != 0 {
-		return h.refuse(rec, Refusal{Cause: c, Kind: ask.KindHTTP, Reason: why, Host: t.host}, refuseClose)
+		return h.refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindHTTP, Reason: why, Host: t.host}, refuseClose)
 	}
 	req.Path = t.path
 	switch hosts := head.values("host"); len(hosts) {
@@ -42,10 +43,10 @@ func (h *httpConn) serveRequest(head *requestHead, rec *record) bool {
 	case 1:
 		req.HostHeader = hosts[0]
 	default:
-		return h.refuse(rec, Refusal{Cause: CauseUnaskable, Kind: ask.KindHTTP, Reason: whyTwoHosts}, refuseClose)
+		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseUnaskable, Kind: ask.KindHTTP, Reason: refusal.WhyTwoHosts}, refuseClose)
 	}
 	if why := unaskable(req); why != "" {
-		return h.refuse(rec, Refusal{Cause: CauseUnaskable, Kind: ask.KindHTTP, Reason: why}, refuseClose)
+		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseUnaskable, Kind: ask.KindHTTP, Reason: why}, refuseClose)
 	}
 
 	ctx, cancel := h.requestContext()
@@ -55,17 +56,17 @@ func (h *httpConn) serveRequest(head *requestHead, rec *record) bool {
 		return h.askFailed(rec, req, nil, err, refuseClose)
 	}
 	if !v.Allow {
-		return h.refuse(rec, Refusal{Cause: CauseDenied, Kind: ask.KindHTTP, Status: v.Status, Reason: v.Reason, Host: req.Host}, refuseClose)
+		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseDenied, Kind: ask.KindHTTP, Status: v.Status, Reason: v.Reason, Host: req.Host}, refuseClose)
 	}
 	if !h.s.Rules.PlaintextHeaderSet && setsHeaders(v) {
-		h.s.Asker.Refused(req, whyPlaintextHeaderSet)
-		return h.refuse(rec, Refusal{Cause: CausePlaintextHeaderSet, Kind: ask.KindHTTP, Reason: whyPlaintextHeaderSet, Host: req.Host}, refuseClose)
+		h.s.Asker.Refused(req, refusal.WhyPlaintextHeaderSet)
+		return h.refuse(rec, refusal.Refusal{Cause: refusal.CausePlaintextHeaderSet, Kind: ask.KindHTTP, Reason: refusal.WhyPlaintextHeaderSet, Host: req.Host}, refuseClose)
 	}
 
 	// The path goes upstream as spelled; one whose %-escapes do not
 	// decode is malformed.
 	if _, err := url.PathUnescape(t.path); err != nil {
-		return h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: ask.KindHTTP, Reason: malformed("request-target path encoding").Error()}, refuseClose)
+		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: malformed("request-target path encoding").Error()}, refuseClose)
 	}
 	body := h.requestBody(head, kind, length)
 	target := t.path
@@ -86,13 +87,13 @@ func (h *httpConn) upstreamFailed(rec *record, req *ask.Request, err error, clos
 	var refused *dial.AddressRefusedError
 	if errors.As(err, &refused) {
 		h.s.Asker.Refused(req, refused.Reason)
-		return h.refuse(rec, Refusal{Cause: CauseAddress, Kind: req.Kind, Reason: refused.Reason, Host: req.Host}, close)
+		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseAddress, Kind: req.Kind, Reason: refused.Reason, Host: req.Host}, close)
 	}
 	why := unreachableReason(err)
 	h.s.Asker.Refused(req, why)
 	f, text := upstreamFailure(err, req.Host, req.Port, h.trustFix)
 	h.s.warnOnce(f, req.Host, req.Port, text)
-	return h.refuse(rec, Refusal{Cause: CauseUnreachable, Kind: req.Kind, Reason: text, Failure: f, Log: why, Host: req.Host}, close)
+	return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseUnreachable, Kind: req.Kind, Reason: text, Failure: f, Log: why, Host: req.Host}, close)
 }
 
 // unreachableReason is the refusal reason of a failed upstream leg,

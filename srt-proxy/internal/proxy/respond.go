@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
 // relay writes an upstream response (read from u) to the client: its
@@ -31,7 +32,7 @@ func (h *httpConn) relay(ex *exchange, resp *http.Response, u *upConn) (keep, up
 	if code < 200 || code > 999 {
 		// A 101 to a request whose Upgrade was not forwarded, or worse.
 		why := "upstream " + net.JoinHostPort(ex.req.Host, strconv.Itoa(ex.req.Port)) + ": failed (it answered status " + strconv.Itoa(code) + ", which is not relayed)"
-		h.writeAnswer(h.s.Mode.Render(Refusal{Cause: CauseUnreachable, Kind: ask.KindHTTP, Failure: UpstreamFailed, Reason: why}), ask.KindHTTP, true)
+		h.writeAnswer(h.s.Mode.Render(refusal.Refusal{Cause: refusal.CauseUnreachable, Kind: ask.KindHTTP, Failure: refusal.UpstreamFailed, Reason: why}), ask.KindHTTP, true)
 		rec.set(decisionFail, "upstream answered status "+strconv.Itoa(code))
 		return false, false
 	}

@@ -1,5 +1,9 @@
 package proxy
 
+import (
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
+)
+
 // Rules are the request options of the settings (network.refuseOpaqueTunnels,
 // requireHostMatch, ambiguousRequestTarget, stripResponseHeaders,
 // allowPlaintextHeaderSet; §5.3, §5.4). They hold for every request the
@@ -95,9 +99,9 @@ func (r *Rules) hostMismatch(hosts []string, defPort int, host string, port int)
 	case !r.RequireHostMatch:
 		return ""
 	case len(hosts) > 1:
-		return whyTwoHosts
+		return refusal.WhyTwoHosts
 	case len(hosts) == 0 || !namesTarget(hosts[0], defPort, host, port):
-		return whyHostMismatch
+		return refusal.WhyHostMismatch
 	}
 	return ""
 }
@@ -107,14 +111,14 @@ func (r *Rules) hostMismatch(hosts []string, defPort int, host string, port int)
 // requests: requireHostMatch (421), then ambiguousRequestTarget (400, or
 // t.path replaced by the form to ask about and forward). It returns the
 // cause and reason of a refusal, or 0.
-func (s *Server) plainRules(head *requestHead, t *absTarget) (Cause, string) {
+func (s *Server) plainRules(head *requestHead, t *absTarget) (refusal.Cause, string) {
 	if why := s.Rules.hostMismatch(head.values("host"), defaultPort(t.scheme), t.host, t.port); why != "" {
-		return CauseMisdirected, why
+		return refusal.CauseMisdirected, why
 	}
 	if s.Rules.CheckPlainTargets {
 		p, ok := s.Rules.AmbiguousTarget.resolve(t.path)
 		if !ok {
-			return CauseAmbiguousTarget, whyAmbiguous
+			return refusal.CauseAmbiguousTarget, refusal.WhyAmbiguous
 		}
 		t.path = p
 	}

@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
 // TestRulesPlainHTTP: srt's mode applies requireHostMatch,
@@ -50,7 +51,7 @@ func TestRulesPlainHTTP(t *testing.T) {
 	}, {
 		name: "ambiguous refused", rules: Rules{CheckPlainTargets: true},
 		req:  "GET " + up.URL + "/a/../admin HTTP/1.1\r\nHost: x\r\n",
-		want: []string{"HTTP/1.1 400 Bad Request\r\n", "X-Proxy-Error: ambiguous-request-target\r\n", "\r\n\r\n" + whyAmbiguous + "\n"},
+		want: []string{"HTTP/1.1 400 Bad Request\r\n", "X-Proxy-Error: ambiguous-request-target\r\n", "\r\n\r\n" + refusal.WhyAmbiguous + "\n"},
 	}, {
 		name: "ambiguous unchecked by default",
 		req:  "GET " + up.URL + "/a/%2e%2e/admin HTTP/1.1\r\nHost: x\r\n", want: []string{"path=/a/%2e%2e/admin"}, asked: true,
@@ -66,7 +67,7 @@ func TestRulesPlainHTTP(t *testing.T) {
 	}, {
 		name: "header set refused on cleartext", answer: setter,
 		req:  "GET " + up.URL + "/a HTTP/1.1\r\nHost: x\r\n",
-		want: []string{"HTTP/1.1 403 Forbidden\r\n", "X-Proxy-Error: blocked-by-sandbox-runtime\r\n", whyPlaintextHeaderSet + "\n"}, asked: true,
+		want: []string{"HTTP/1.1 403 Forbidden\r\n", "X-Proxy-Error: blocked-by-sandbox-runtime\r\n", refusal.WhyPlaintextHeaderSet + "\n"}, asked: true,
 	}, {
 		name: "header set allowed", rules: Rules{PlaintextHeaderSet: true}, answer: setter,
 		req: "GET " + up.URL + "/a HTTP/1.1\r\nHost: x\r\n", want: []string{"200 OK", "set=1"}, asked: true,
@@ -94,7 +95,7 @@ func TestRulesPlainHTTP(t *testing.T) {
 	a := &fakeAsker{answer: setter}
 	addr, _ := startProxy(t, a, nil)
 	rawExchange(t, addr, []byte("GET "+up.URL+"/a HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"))
-	if r := a.refusals(); len(r) != 1 || !strings.HasSuffix(r[0], whyPlaintextHeaderSet) {
+	if r := a.refusals(); len(r) != 1 || !strings.HasSuffix(r[0], refusal.WhyPlaintextHeaderSet) {
 		t.Errorf("refusals told: %q", r)
 	}
 }
@@ -116,7 +117,7 @@ func TestRulesOpaqueTunnels(t *testing.T) {
 		s.Dialer.Policy = exempt(t, fmt.Sprintf("127.0.0.1:%d", port))
 	})
 	got := rawExchange(t, addr, []byte(fmt.Sprintf("CONNECT 127.0.0.1:%d HTTP/1.1\r\nHost: x\r\n\r\n", port)))
-	if want := "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Proxy-Error: blocked-by-sandbox-runtime\r\n\r\n" + whyOpaqueTunnel; got != want {
+	if want := "HTTP/1.1 403 Forbidden\r\nContent-Type: text/plain\r\nX-Proxy-Error: blocked-by-sandbox-runtime\r\n\r\n" + refusal.WhyOpaqueTunnel; got != want {
 		t.Errorf("CONNECT answer %q, want %q", got, want)
 	}
 	got = rawExchange(t, addr, []byte("CONNECT denied.test:443 HTTP/1.1\r\nHost: x\r\n\r\n"))
@@ -125,10 +126,10 @@ func TestRulesOpaqueTunnels(t *testing.T) {
 	}
 	c, reply := socksConnect(t, addr, "srt.cmd", "", socksDomain("echo.test", port))
 	c.Close()
-	if len(reply) < 6 || reply[5] != socksGeneralFailure {
+	if len(reply) < 6 || reply[5] != refusal.SOCKSGeneralFailure {
 		t.Errorf("SOCKS reply % x, want code 0x01", reply)
 	}
-	want := []string{"127.0.0.1 " + whyOpaqueTunnel, "echo.test " + whySOCKSTunnel}
+	want := []string{"127.0.0.1 " + refusal.WhyOpaqueTunnel, "echo.test " + refusal.WhySOCKSTunnel}
 	if r := a.refusals(); strings.Join(r, "|") != strings.Join(want, "|") {
 		t.Errorf("refusals told %q, want %q", r, want)
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
 // Server is the proxy. Its exported fields are its configuration and
@@ -27,7 +28,7 @@ type Server struct {
 	// clients RFC 1929 with Token as the password. "" turns authentication
 	// off.
 	Token string
-	Mode  Mode // renders refusals; nil: SRTMode
+	Mode  refusal.Mode // renders refusals; nil: SRTMode
 	// TLS terminates allowed CONNECTs (network.tlsTerminate); nil: every
 	// CONNECT is an opaque tunnel (refused under Rules.RefuseOpaqueTunnels).
 	TLS *Terminate
@@ -98,7 +99,7 @@ func (s *Server) init() {
 			s.Dialer = &dial.Dialer{}
 		}
 		if s.Mode == nil {
-			s.Mode = SRTMode{}
+			s.Mode = refusal.SRTMode{}
 		}
 		s.pool = &upstreamPool{dialer: s.Dialer}
 		s.strip = s.Rules.stripSet()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
 // SOCKS5 protocol constants (RFC 1928, RFC 1929).
@@ -65,9 +66,9 @@ func (s *Server) serveSOCKS5(c *conn, br *bufio.Reader) {
 		rec.set(decisionFail, err.Error())
 		switch {
 		case errors.Is(err, errSOCKSNoMethod) || errors.Is(err, errSOCKSAuth):
-			rec.decision, rec.code = decisionDeny, reasonProxyAuth
+			rec.decision, rec.code = decisionDeny, refusal.CodeProxyAuth
 		case errors.Is(err, errSOCKSProtocol):
-			rec.code = CodeBadRequest
+			rec.code = refusal.CodeBadRequest
 		}
 		lingerClose(c.raw)
 		return
@@ -79,7 +80,7 @@ func (s *Server) serveSOCKS5(c *conn, br *bufio.Reader) {
 		rec.set(decisionFail, err.Error())
 		var se *socksError
 		if errors.As(err, &se) {
-			rec.code = CodeBadRequest
+			rec.code = refusal.CodeBadRequest
 			c.raw.Write(socksReply(se.code))
 		}
 		lingerClose(c.raw)
@@ -98,25 +99,25 @@ func (s *Server) serveSOCKS5(c *conn, br *bufio.Reader) {
 	req := &ask.Request{Kind: ask.KindSOCKS, User: user, Method: "CONNECT", Host: host, Port: port, Path: "*"}
 	ctx, cancel := context.WithCancel(s.ctx)
 	defer cancel()
-	refuse := func(r Refusal, decision string) {
+	refuse := func(r refusal.Refusal, decision string) {
 		r.Kind, r.Host = ask.KindSOCKS, host
 		rec.set(decision, r.Reason)
-		rec.code = r.code()
+		rec.code = r.Code()
 		c.raw.Write(socksReply(s.Mode.Render(r).SOCKS))
 		lingerClose(c.raw)
 	}
 	v, err := s.Asker.Ask(ctx, req)
 	if err != nil {
-		refuse(Refusal{Cause: CauseUnavailable, Reason: deciderReason(err.Error())}, decisionFail)
+		refuse(refusal.Refusal{Cause: refusal.CauseUnavailable, Reason: refusal.DeciderReason(err.Error())}, decisionFail)
 		return
 	}
 	if !v.Allow {
-		refuse(Refusal{Cause: CauseDenied, Status: v.Status, Reason: v.Reason}, decisionDeny)
+		refuse(refusal.Refusal{Cause: refusal.CauseDenied, Status: v.Status, Reason: v.Reason}, decisionDeny)
 		return
 	}
 	if s.Rules.RefuseOpaqueTunnels { // a SOCKS tunnel cannot be inspected
-		s.Asker.Refused(req, whySOCKSTunnel)
-		refuse(Refusal{Cause: CauseOpaqueTunnel, Reason: whySOCKSTunnel}, decisionDeny)
+		s.Asker.Refused(req, refusal.WhySOCKSTunnel)
+		refuse(refusal.Refusal{Cause: refusal.CauseOpaqueTunnel, Reason: refusal.WhySOCKSTunnel}, decisionDeny)
 		return
 	}
 	up, dialed, err := s.Dialer.Tunnel(ctx, host, port)
@@ -125,16 +126,16 @@ func (s *Server) serveSOCKS5(c *conn, br *bufio.Reader) {
 		var refused *dial.AddressRefusedError
 		if errors.As(err, &refused) {
 			s.Asker.Refused(req, refused.Reason)
-			refuse(Refusal{Cause: CauseAddress, Reason: refused.Reason}, decisionDeny)
+			refuse(refusal.Refusal{Cause: refusal.CauseAddress, Reason: refused.Reason}, decisionDeny)
 			return
 		}
 		why := unreachableReason(err)
 		s.Asker.Refused(req, why)
 		f, _ := upstreamFailure(err, host, port, "")
-		refuse(Refusal{Cause: CauseUnreachable, Reason: why, Failure: f}, decisionFail)
+		refuse(refusal.Refusal{Cause: refusal.CauseUnreachable, Reason: why, Failure: f}, decisionFail)
 		return
 	}
-	if _, err := c.raw.Write(socksReply(socksSucceeded)); err != nil {
+	if _, err := c.raw.Write(socksReply(refusal.SOCKSSucceeded)); err != nil {
 		up.Close()
 		rec.set(decisionFail, "writing the SOCKS5 reply: "+err.Error())
 		return
@@ -253,7 +254,7 @@ func readSOCKSRequest(br *bufio.Reader) (string, int, error) {
 		}
 		host = string(name)
 	default:
-		return "", 0, &socksError{socksAddrUnsupported, "SOCKS5 address type not supported"}
+		return "", 0, &socksError{refusal.SOCKSAddrUnsupported, "SOCKS5 address type not supported"}
 	}
 	var pb [2]byte
 	if _, err := io.ReadFull(br, pb[:]); err != nil {
@@ -261,14 +262,14 @@ func readSOCKSRequest(br *bufio.Reader) (string, int, error) {
 	}
 	port := int(pb[0])<<8 | int(pb[1])
 	if hdr[1] != socksCmdConnect {
-		return "", port, &socksError{socksCmdUnsupported, "SOCKS5 command not supported"}
+		return "", port, &socksError{refusal.SOCKSCmdUnsupported, "SOCKS5 command not supported"}
 	}
 	canon, err := hostname.Canonical(host)
 	if err != nil {
-		return "", port, &socksError{socksNotAllowed, hostname.ReasonMalformed}
+		return "", port, &socksError{refusal.SOCKSNotAllowed, hostname.ReasonMalformed}
 	}
 	if port == 0 {
-		return canon, port, &socksError{socksNotAllowed, "port 0"}
+		return canon, port, &socksError{refusal.SOCKSNotAllowed, "port 0"}
 	}
 	return canon, port, nil
 }
@@ -277,10 +278,10 @@ func readSOCKSRequest(br *bufio.Reader) (string, int, error) {
 // method: never dialled, never asked about. SSH (port 22) gets the
 // refusal in-band; everything else reply 0x02.
 func (s *Server) refuseUnauthenticated(c *conn, host string, port int, rec *record) {
-	rec.set(decisionDeny, causeNames[CauseAuth])
-	rec.code = reasonProxyAuth
+	rec.set(decisionDeny, refusal.CauseAuth.Name())
+	rec.code = refusal.CodeProxyAuth
 	if port != 22 {
-		c.raw.Write(socksReply(socksNotAllowed))
+		c.raw.Write(socksReply(refusal.SOCKSNotAllowed))
 		lingerClose(c.raw)
 		return
 	}
@@ -290,7 +291,7 @@ func (s *Server) refuseUnauthenticated(c *conn, host string, port int, rec *reco
 			text = r
 		}
 	}
-	msg := append(socksReply(socksSucceeded), sshIdentification...)
+	msg := append(socksReply(refusal.SOCKSSucceeded), sshIdentification...)
 	c.raw.Write(append(msg, sshDisconnect(text)...))
 	lingerClose(c.raw)
 }
@@ -299,7 +300,7 @@ func (s *Server) refuseUnauthenticated(c *conn, host string, port int, rec *reco
 func (s *Server) refuseSOCKS4(c *conn) {
 	rec := newRecord("socks4")
 	rec.set(decisionDeny, "SOCKS4 is not supported")
-	rec.code = reasonSOCKS4
+	rec.code = refusal.CodeSOCKS4
 	c.raw.SetWriteDeadline(time.Now().Add(s.firstByteTimeout()))
 	c.raw.Write(socks4Rejected)
 	s.log(rec)

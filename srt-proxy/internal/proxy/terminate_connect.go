@@ -14,6 +14,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/mitm"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
 // serveTerminated takes over an allowed CONNECT when TLS termination
@@ -33,16 +34,16 @@ func (h *httpConn) serveTerminated(req *ask.Request, v ask.Verdict, rec *record)
 		if !h.s.Rules.RefuseOpaqueTunnels {
 			return false
 		}
-		h.s.Asker.Refused(req, whyOpaqueTunnel)
-		h.refuse(rec, Refusal{Cause: CauseOpaqueTunnel, Kind: ask.KindConnect, Reason: whyOpaqueTunnel, Host: req.Host}, true)
+		h.s.Asker.Refused(req, refusal.WhyOpaqueTunnel)
+		h.refuse(rec, refusal.Refusal{Cause: refusal.CauseOpaqueTunnel, Kind: ask.KindConnect, Reason: refusal.WhyOpaqueTunnel, Host: req.Host}, true)
 		return true
 	}
 	t.init()
 	if !t.acquire() {
 		if t.firstRefusal(req.User) {
-			h.s.Asker.Refused(req, whyTooManyTunnels)
+			h.s.Asker.Refused(req, refusal.WhyTooManyTunnels)
 		}
-		h.refuse(rec, Refusal{Cause: CauseTooManyTunnels, Kind: ask.KindConnect, Reason: whyTooManyTunnels, Host: req.Host}, true)
+		h.refuse(rec, refusal.Refusal{Cause: refusal.CauseTooManyTunnels, Kind: ask.KindConnect, Reason: refusal.WhyTooManyTunnels, Host: req.Host}, true)
 		return true
 	}
 	defer h.s.log(rec)
@@ -87,9 +88,9 @@ func (s *Server) terminateTunnel(c *conn, br *bufio.Reader, req *ask.Request, re
 		t.release()
 		held = false
 		if s.Rules.RefuseOpaqueTunnels {
-			rec.set(decisionDeny, whyNotTLS)
-			rec.code = CodeOpaqueTunnel
-			s.Asker.Refused(req, whyNotTLS)
+			rec.set(decisionDeny, refusal.WhyNotTLS)
+			rec.code = refusal.CodeOpaqueTunnel
+			s.Asker.Refused(req, refusal.WhyNotTLS)
 			return // the caller closes: the tunnel is destroyed
 		}
 		raw.SetDeadline(time.Time{})
@@ -151,7 +152,7 @@ func (s *Server) opaqueAfterAnswer(c *conn, req *ask.Request, br *bufio.Reader, 
 		}
 		s.Asker.Refused(req, why)
 		rec.set(decisionFail, why)
-		rec.code = CodeAddressNotAllowed
+		rec.code = refusal.CodeAddressNotAllowed
 		if refused == nil {
 			f, _ := upstreamFailure(err, req.Host, req.Port, "")
 			rec.code = f.Code()

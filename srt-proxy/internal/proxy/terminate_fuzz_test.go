@@ -3,8 +3,6 @@ package proxy
 import (
 	"strings"
 	"testing"
-
-	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 )
 
 // FuzzInnerTarget: the request-target parser of terminated tunnels and the
@@ -98,26 +96,5 @@ func TestParseInnerTarget(t *testing.T) {
 		if err != nil || rt.spelled() != tc.spelled || rt.path != tc.path || rt.query != tc.query {
 			t.Errorf("%s %q: %+v %v", tc.method, tc.target, rt, err)
 		}
-	}
-}
-
-// TestRenderTLSCauses: both modes render every cause TLS termination adds.
-func TestRenderTLSCauses(t *testing.T) {
-	for c := CauseRequestDenied; c <= CauseOpaqueTunnel; c++ {
-		if causeNames[c] == "" {
-			t.Errorf("cause %d has no name", c)
-		}
-		for _, m := range []Mode{SRTMode{}, ProxyOnlyMode{}} {
-			for _, k := range []ask.Kind{ask.KindHTTP, ask.KindConnect, ask.KindSOCKS} {
-				a := m.Render(Refusal{Cause: c, Kind: k, Status: 418, Reason: "r", Host: "h"})
-				if a.Status < 400 || a.Status == 500 || a.Phrase == "" || k == ask.KindSOCKS && a.SOCKS == 0 {
-					t.Errorf("%T %d/%v: %+v", m, c, k, a)
-				}
-			}
-		}
-	}
-	a := SRTMode{}.Render(Refusal{Cause: CauseRequestDenied, Kind: ask.KindHTTP, Status: 200})
-	if a.Status != 403 || a.Body != "denied by sandbox policy\n" {
-		t.Errorf("a deny without an error status or a reason: %+v", a)
 	}
 }

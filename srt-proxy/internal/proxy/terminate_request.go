@@ -6,6 +6,7 @@ import (
 	"github.com/srt-sandbox/decider/hostname"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
 // serveOne reads one request inside the tunnel, checks it, asks the
@@ -30,24 +31,24 @@ func (x *tlsSession) serveOne() bool {
 	x.tc.SetReadDeadline(time.Time{})
 	kind, length, err := framing(head)
 	if err != nil {
-		return h.refuse(rec, Refusal{Cause: CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, true)
+		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, true)
 	}
 	wantsClose := head.minor == 0 || connectionTokens(head.values("connection"))["close"]
 	refuseClose := wantsClose || kind != bodyNone
-	refuse := func(c Cause, why string) bool {
-		return h.refuse(rec, Refusal{Cause: c, Kind: ask.KindHTTP, Reason: why, Host: x.connect.Host}, refuseClose)
+	refuse := func(c refusal.Cause, why string) bool {
+		return h.refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindHTTP, Reason: why, Host: x.connect.Host}, refuseClose)
 	}
 
 	rt, err := parseInnerTarget(head.method, head.target)
 	if err != nil {
-		return refuse(CauseMalformed, err.Error())
+		return refuse(refusal.CauseMalformed, err.Error())
 	}
 	hosts := head.values("host")
 	if why := x.misdirected(hosts, rt); why != "" {
-		return refuse(CauseMisdirected, why)
+		return refuse(refusal.CauseMisdirected, why)
 	}
 	if len(hosts) > 1 {
-		return refuse(CauseUnaskable, whyTwoHosts)
+		return refuse(refusal.CauseUnaskable, refusal.WhyTwoHosts)
 	}
 	hostHeader := ""
 	if len(hosts) == 1 {
@@ -56,18 +57,18 @@ func (x *tlsSession) serveOne() bool {
 	// RFC 9110 §9.3.8: TRACE echoes the request, credentials the proxy
 	// added included; TRACK is its old twin.
 	if isEchoMethod(head.method) {
-		return refuse(CauseMethodRefused, methodRefused(head.method))
+		return refuse(refusal.CauseMethodRefused, refusal.MethodRefused(head.method))
 	}
 	path, ok := x.s.Rules.AmbiguousTarget.resolve(rt.path)
 	if !ok {
-		return refuse(CauseAmbiguousTarget, whyAmbiguous)
+		return refuse(refusal.CauseAmbiguousTarget, refusal.WhyAmbiguous)
 	}
 	forward := rt.with(path)
 	req := &ask.Request{Kind: ask.KindHTTP, User: x.connect.User, Method: head.method, Host: x.connect.Host, Port: x.connect.Port,
 		HostHeader: hostHeader, SNI: x.sni, Path: path, Query: rt.query}
 	req.Headers, req.HeaderNames = orderedAskHeaders(head)
 	if why := unaskable(req); why != "" {
-		return refuse(CauseUnaskable, why)
+		return refuse(refusal.CauseUnaskable, why)
 	}
 	// The body is read only if the decider asks to see it (need_body),
 	// and then kept and forwarded first.
@@ -82,7 +83,7 @@ func (x *tlsSession) serveOne() bool {
 		return h.askFailed(rec, req, body, err, refuseClose)
 	}
 	if !v.Allow {
-		return h.refuse(rec, Refusal{Cause: CauseRequestDenied, Kind: ask.KindHTTP, Status: v.Status, Reason: v.Reason, Host: req.Host}, refuseClose)
+		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseRequestDenied, Kind: ask.KindHTTP, Status: v.Status, Reason: v.Reason, Host: req.Host}, refuseClose)
 	}
 	if hostHeader == "" {
 		hostHeader = hostAuthority("https", req.Host, req.Port)
@@ -108,10 +109,10 @@ func (x *tlsSession) misdirected(hosts []string, rt innerTarget) string {
 		return why
 	}
 	if c, err := hostname.Canonical(x.sni); x.sni != "" && (err != nil || c != host) {
-		return whySNIMismatch
+		return refusal.WhySNIMismatch
 	}
 	if rt.authority != "" && !namesTarget(rt.authority, defaultPort(rt.scheme), host, port) {
-		return whyAuthMismatch
+		return refusal.WhyAuthMismatch
 	}
 	return ""
 }

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
 // TestTerminateGoClient: a Go client through a terminated tunnel. The
@@ -147,10 +148,10 @@ func TestTerminateRefusals(t *testing.T) {
 	}{
 		{"TRACE", "TRACE / HTTP/1.1\r\nHost: echo.test\r\n\r\n", 405, "blocked-by-sandbox-runtime", "the TRACE method is not forwarded\n", false},
 		{"TRACK", "TRACK / HTTP/1.1\r\nHost: echo.test\r\n\r\n", 405, "blocked-by-sandbox-runtime", "the TRACK method is not forwarded\n", false},
-		{"ambiguous", "GET /public/../admin HTTP/1.1\r\nHost: echo.test\r\n\r\n", 400, "ambiguous-request-target", whyAmbiguous + "\n", false},
-		{"ambiguous escape", "GET /a/%2e%2e/b HTTP/1.1\r\nHost: echo.test\r\n\r\n", 400, "ambiguous-request-target", whyAmbiguous + "\n", false},
-		{"backslash", "GET /a\\..\\b HTTP/1.1\r\nHost: echo.test\r\n\r\n", 400, "ambiguous-request-target", whyAmbiguous + "\n", false},
-		{"two Host headers", "GET / HTTP/1.1\r\nHost: echo.test\r\nHost: other.test\r\n\r\n", 400, "", whyTwoHosts + "\n", false},
+		{"ambiguous", "GET /public/../admin HTTP/1.1\r\nHost: echo.test\r\n\r\n", 400, "ambiguous-request-target", refusal.WhyAmbiguous + "\n", false},
+		{"ambiguous escape", "GET /a/%2e%2e/b HTTP/1.1\r\nHost: echo.test\r\n\r\n", 400, "ambiguous-request-target", refusal.WhyAmbiguous + "\n", false},
+		{"backslash", "GET /a\\..\\b HTTP/1.1\r\nHost: echo.test\r\n\r\n", 400, "ambiguous-request-target", refusal.WhyAmbiguous + "\n", false},
+		{"two Host headers", "GET / HTTP/1.1\r\nHost: echo.test\r\nHost: other.test\r\n\r\n", 400, "", refusal.WhyTwoHosts + "\n", false},
 		{"authority-form", "GET echo.test:443 HTTP/1.1\r\nHost: echo.test\r\n\r\n", 400, "", "", false},
 	} {
 		before := len(f.asker.requests())
@@ -197,12 +198,12 @@ func TestTerminateRequireHostMatch(t *testing.T) {
 	target := f.target("echo.test")
 	tc, br := f.tunnel(target, "echo.test")
 	for _, c := range []struct{ name, req, body string }{
-		{"Host names another host", "GET / HTTP/1.1\r\nHost: other.test:" + fmt.Sprint(f.port) + "\r\n\r\n", whyHostMismatch},
-		{"Host names another port", "GET / HTTP/1.1\r\nHost: echo.test:1\r\n\r\n", whyHostMismatch},
-		{"Host without its port", "GET / HTTP/1.1\r\nHost: echo.test\r\n\r\n", whyHostMismatch},
-		{"no Host", "GET / HTTP/1.1\r\n\r\n", whyHostMismatch},
-		{"two Host headers", "GET / HTTP/1.1\r\nHost: " + target + "\r\nHost: " + target + "\r\n\r\n", whyTwoHosts},
-		{"absolute-form authority", "GET https://other.test:" + fmt.Sprint(f.port) + "/ HTTP/1.1\r\nHost: " + target + "\r\n\r\n", whyAuthMismatch},
+		{"Host names another host", "GET / HTTP/1.1\r\nHost: other.test:" + fmt.Sprint(f.port) + "\r\n\r\n", refusal.WhyHostMismatch},
+		{"Host names another port", "GET / HTTP/1.1\r\nHost: echo.test:1\r\n\r\n", refusal.WhyHostMismatch},
+		{"Host without its port", "GET / HTTP/1.1\r\nHost: echo.test\r\n\r\n", refusal.WhyHostMismatch},
+		{"no Host", "GET / HTTP/1.1\r\n\r\n", refusal.WhyHostMismatch},
+		{"two Host headers", "GET / HTTP/1.1\r\nHost: " + target + "\r\nHost: " + target + "\r\n\r\n", refusal.WhyTwoHosts},
+		{"absolute-form authority", "GET https://other.test:" + fmt.Sprint(f.port) + "/ HTTP/1.1\r\nHost: " + target + "\r\n\r\n", refusal.WhyAuthMismatch},
 	} {
 		resp, body := do(t, tc, br, c.req)
 		if resp.StatusCode != 421 || body != c.body+"\n" {
@@ -227,7 +228,7 @@ func TestTerminateRequireHostMatch(t *testing.T) {
 		t.Errorf("certificate for %q %v, want echo.test", seen.Subject.CommonName, seen.DNSNames)
 	}
 	resp, body = do(t, tc2, bufioReader(tc2), "GET / HTTP/1.1\r\nHost: "+target+"\r\n\r\n")
-	if resp.StatusCode != 421 || body != whySNIMismatch+"\n" {
+	if resp.StatusCode != 421 || body != refusal.WhySNIMismatch+"\n" {
 		t.Errorf("SNI mismatch: %d %q", resp.StatusCode, body)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
 // TestUpstreamFailureText: what a client is told of each way an upstream
@@ -23,28 +24,28 @@ func TestUpstreamFailureText(t *testing.T) {
 		name     string
 		err      error
 		trustFix string
-		want     UpstreamFailure
+		want     refusal.UpstreamFailure
 		text     string
 	}{
-		{"untrusted, this host's store", unreachable(fmt.Errorf("TLS: %w", x509.UnknownAuthorityError{}), ""), "", UpstreamCertificateNotTrusted,
+		{"untrusted, this host's store", unreachable(fmt.Errorf("TLS: %w", x509.UnknownAuthorityError{}), ""), "", refusal.UpstreamCertificateNotTrusted,
 			"upstream up.test:443: certificate not trusted (x509: certificate signed by unknown authority); if you trust it, add its CA certificate to the trust store of the host srt-proxy runs on (or SSL_CERT_FILE)"},
-		{"untrusted, the settings", unreachable(x509.UnknownAuthorityError{}, ""), "network.tlsTerminate.extraCaCertPaths", UpstreamCertificateNotTrusted,
+		{"untrusted, the settings", unreachable(x509.UnknownAuthorityError{}, ""), "network.tlsTerminate.extraCaCertPaths", refusal.UpstreamCertificateNotTrusted,
 			"upstream up.test:443: certificate not trusted (x509: certificate signed by unknown authority); if you trust it, add its CA certificate to network.tlsTerminate.extraCaCertPaths"},
-		{"no name", unreachable(&net.DNSError{Err: "no such host", Name: "up.test", Server: "10.0.0.53:53", IsNotFound: true}, ""), "", UpstreamNameNotResolved,
+		{"no name", unreachable(&net.DNSError{Err: "no such host", Name: "up.test", Server: "10.0.0.53:53", IsNotFound: true}, ""), "", refusal.UpstreamNameNotResolved,
 			"upstream up.test:443: name not resolved"},
-		{"through a parent", unreachable(fmt.Errorf("parent proxy p.test:3128: %w", syscall.ECONNREFUSED), "p.test:3128"), "", UpstreamConnectionRefused,
+		{"through a parent", unreachable(fmt.Errorf("parent proxy p.test:3128: %w", syscall.ECONNREFUSED), "p.test:3128"), "", refusal.UpstreamConnectionRefused,
 			"upstream up.test:443, through the parent proxy p.test:3128: connection refused"},
-		{"no route", unreachable(&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.EHOSTUNREACH)}, ""), "", UpstreamUnreachable,
+		{"no route", unreachable(&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.EHOSTUNREACH)}, ""), "", refusal.UpstreamUnreachable,
 			"upstream up.test:443: unreachable (no route to host)"},
-		{"reset before the answer", &noAnswerError{os.NewSyscallError("read", syscall.ECONNRESET)}, "", UpstreamFailed,
+		{"reset before the answer", &noAnswerError{os.NewSyscallError("read", syscall.ECONNRESET)}, "", refusal.UpstreamFailed,
 			"upstream up.test:443: failed (connection reset by peer)"},
-		{"closed before the answer", &noAnswerError{io.EOF}, "", UpstreamFailed,
+		{"closed before the answer", &noAnswerError{io.EOF}, "", refusal.UpstreamFailed,
 			"upstream up.test:443: failed (it closed the connection without answering)"},
-		{"stalled", fmt.Errorf("read: %w", os.ErrDeadlineExceeded), "", UpstreamTimedOut,
+		{"stalled", fmt.Errorf("read: %w", os.ErrDeadlineExceeded), "", refusal.UpstreamTimedOut,
 			"upstream up.test:443: timed out"},
-		{"not HTTP", errors.New(`malformed HTTP response "SSH-2.0"`), "", UpstreamFailed,
+		{"not HTTP", errors.New(`malformed HTTP response "SSH-2.0"`), "", refusal.UpstreamFailed,
 			"upstream up.test:443: failed (its answer is not a valid HTTP/1.x response)"},
-		{"stopping", errServerClosing, "", UpstreamFailed,
+		{"stopping", errServerClosing, "", refusal.UpstreamFailed,
 			"upstream up.test:443: failed (srt-proxy is stopping)"},
 	}
 	for _, tt := range tests {
@@ -55,10 +56,10 @@ func TestUpstreamFailureText(t *testing.T) {
 			}
 		})
 	}
-	if f := UpstreamNameNotResolved; f.Phrase() != "upstream name not resolved" || f.Tag() != "upstream-name-not-resolved" || f.Code() != "upstream_name_not_resolved" {
+	if f := refusal.UpstreamNameNotResolved; f.Phrase() != "upstream name not resolved" || f.Tag() != "upstream-name-not-resolved" || f.Code() != "upstream_name_not_resolved" {
 		t.Errorf("%q %q %q", f.Phrase(), f.Tag(), f.Code())
 	}
-	if f := UpstreamFailure(99); f.Phrase() != "upstream unreachable" {
+	if f := refusal.UpstreamFailure(99); f.Phrase() != "upstream unreachable" {
 		t.Errorf("an unknown failure reads %q", f.Phrase())
 	}
 }

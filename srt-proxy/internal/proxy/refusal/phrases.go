@@ -1,4 +1,4 @@
-package proxy
+package refusal
 
 // statusPhrases are the reason phrases of the statuses a refusal can carry
 // (400–599): Node's http.STATUS_CODES, so that a status a decider chooses

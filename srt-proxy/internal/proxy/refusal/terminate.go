@@ -1,4 +1,4 @@
-package proxy
+package refusal
 
 import (
 	"net/http"
@@ -38,15 +38,15 @@ const (
 
 // Refusal phrases of terminated tunnels, compared verbatim by clients.
 const (
-	whyTooManyTunnels = "too many TLS-terminated tunnels at once"
-	whyOpaqueTunnel   = "this proxy does not tunnel CONNECTs it cannot inspect"
-	whyNotTLS         = "refuseOpaqueTunnels: the tunnel's first bytes are not a TLS ClientHello"
-	whySOCKSTunnel    = "refuseOpaqueTunnels" // a SOCKS5 CONNECT: the violation reads "deny socks-tunnel h:p (refuseOpaqueTunnels)"
-	whyDeniedDefault  = "denied by sandbox policy"
-	whyAmbiguous      = "ambiguous request-target: as spelled and normalized it names different resources"
-	whyHostMismatch   = "Host header does not match the request target"
-	whySNIMismatch    = "TLS server name does not match the request target"
-	whyAuthMismatch   = "request-target authority does not match the request target"
+	WhyTooManyTunnels = "too many TLS-terminated tunnels at once"
+	WhyOpaqueTunnel   = "this proxy does not tunnel CONNECTs it cannot inspect"
+	WhyNotTLS         = "refuseOpaqueTunnels: the tunnel's first bytes are not a TLS ClientHello"
+	WhySOCKSTunnel    = "refuseOpaqueTunnels" // a SOCKS5 CONNECT: the violation reads "deny socks-tunnel h:p (refuseOpaqueTunnels)"
+	WhyDeniedDefault  = "denied by sandbox policy"
+	WhyAmbiguous      = "ambiguous request-target: as spelled and normalized it names different resources"
+	WhyHostMismatch   = "Host header does not match the request target"
+	WhySNIMismatch    = "TLS server name does not match the request target"
+	WhyAuthMismatch   = "request-target authority does not match the request target"
 )
 
 // X-Proxy-Error values of srt's mode for the refusals above.
@@ -56,17 +56,8 @@ const (
 	tagMisdirected    = "misdirected-request"
 )
 
-func init() {
-	causeNames[CauseRequestDenied] = "request denied"
-	causeNames[CauseMethodRefused] = "method refused"
-	causeNames[CauseMisdirected] = "misdirected request"
-	causeNames[CauseAmbiguousTarget] = "ambiguous request-target"
-	causeNames[CauseTooManyTunnels] = "too many tunnels"
-	causeNames[CauseOpaqueTunnel] = "opaque tunnel refused"
-}
-
-// methodRefused is the reason of a TRACE or TRACK refusal.
-func methodRefused(method string) string {
+// MethodRefused is the reason of a TRACE or TRACK refusal.
+func MethodRefused(method string) string {
 	return "the " + method + " method is not forwarded"
 }
 
@@ -97,13 +88,13 @@ func renderTLS(r Refusal) (a Answer, ok bool) {
 		if tag != "" {
 			h = append(h, [2]string{"X-Proxy-Error", tag})
 		}
-		return Answer{Status: status, Phrase: http.StatusText(status), Header: h, Body: line(body), SOCKS: socksNotAllowed}
+		return Answer{Status: status, Phrase: http.StatusText(status), Header: h, Body: line(body), SOCKS: SOCKSNotAllowed}
 	}
 	switch r.Cause {
 	case CauseRequestDenied:
 		reason := sanitize.Line(r.Reason)
 		if strings.TrimSpace(reason) == "" {
-			reason = whyDeniedDefault
+			reason = WhyDeniedDefault
 		}
 		return text(denyStatus(r.Status), tagSandboxRuntime, reason), true
 	case CauseMethodRefused:
@@ -113,12 +104,12 @@ func renderTLS(r Refusal) (a Answer, ok bool) {
 	case CauseAmbiguousTarget:
 		return text(400, tagAmbiguous, r.Reason), true
 	case CauseTooManyTunnels:
-		a := text(503, tagTooManyTunnels, whyTooManyTunnels)
-		a.SOCKS = socksGeneralFailure
+		a := text(503, tagTooManyTunnels, WhyTooManyTunnels)
+		a.SOCKS = SOCKSGeneralFailure
 		return a, true
 	case CauseOpaqueTunnel:
-		a := text(403, tagSandboxRuntime, whyOpaqueTunnel)
-		a.SOCKS = socksGeneralFailure // §5.4: the reference answers a SOCKS CONNECT "general failure"
+		a := text(403, tagSandboxRuntime, WhyOpaqueTunnel)
+		a.SOCKS = SOCKSGeneralFailure // §5.4: the reference answers a SOCKS CONNECT "general failure"
 		return a, true
 	}
 	return Answer{}, false

@@ -1,4 +1,4 @@
-package proxy
+package refusal
 
 import (
 	"github.com/srt-sandbox/decider/sanitize"
@@ -35,20 +35,20 @@ const (
 
 // Fixed reasons of proxy-only refusals, compared verbatim by clients.
 const (
-	whyPlaintextHeaderSet = "the allow decision sets headers, and headers are not set on plain-HTTP requests unless plaintext header sets are enabled; nothing was forwarded"
-	whyNoHostHeader       = "HTTP/1.1 request without a Host header"
-	whyNotASCII           = "destination host is not plain ASCII"
-	whyMalformedTarget    = "malformed request-target"
+	WhyPlaintextHeaderSet = "the allow decision sets headers, and headers are not set on plain-HTTP requests unless plaintext header sets are enabled; nothing was forwarded"
+	WhyNoHostHeader       = "HTTP/1.1 request without a Host header"
+	WhyNotASCII           = "destination host is not plain ASCII"
+	WhyMalformedTarget    = "malformed request-target"
 	// Request-targets that name no destination, or one spelled in a way
-	// the proxy does not forward (the reference says whyNotASCII of them
+	// the proxy does not forward (the reference says WhyNotASCII of them
 	// all).
-	whyOriginForm      = "request-target is in origin form (/path): a proxy needs the absolute form, http://host/path"
-	whyAsteriskForm    = "request-target * names no destination: a proxy needs the absolute form, http://host/path"
-	whyNotHTTPURL      = "request-target is not an http:// or https:// URL"
-	whyUserinfo        = "request-target names a user (user@host), which is not forwarded"
-	whyConnectNoPort   = "CONNECT target has no port: it must be host:port"
-	whyConnectUserinfo = "CONNECT target names a user (user@host): it must be host:port"
-	whyConnectForm     = "CONNECT target is not host:port"
+	WhyOriginForm      = "request-target is in origin form (/path): a proxy needs the absolute form, http://host/path"
+	WhyAsteriskForm    = "request-target * names no destination: a proxy needs the absolute form, http://host/path"
+	WhyNotHTTPURL      = "request-target is not an http:// or https:// URL"
+	WhyUserinfo        = "request-target names a user (user@host), which is not forwarded"
+	WhyConnectNoPort   = "CONNECT target has no port: it must be host:port"
+	WhyConnectUserinfo = "CONNECT target names a user (user@host): it must be host:port"
+	WhyConnectForm     = "CONNECT target is not host:port"
 )
 
 // Render implements Mode.
@@ -66,31 +66,31 @@ func (ProxyOnlyMode) Render(r Refusal) Answer {
 	}
 	switch r.Cause {
 	case CauseHostNotAllowed:
-		return answer(403, CodeHostNotAllowed, allowlistBody, socksNotAllowed)
+		return answer(403, CodeHostNotAllowed, allowlistBody, SOCKSNotAllowed)
 	case CauseOpaqueTunnel:
-		return answer(403, CodeOpaqueTunnel, whyOpaqueTunnel, socksNotAllowed)
+		return answer(403, CodeOpaqueTunnel, WhyOpaqueTunnel, SOCKSNotAllowed)
 	case CauseMisdirected:
-		return answer(421, CodeMisdirected, r.Reason, socksNotAllowed)
+		return answer(421, CodeMisdirected, r.Reason, SOCKSNotAllowed)
 	case CauseBadRequest, CauseMalformed, CauseHeadTooLarge, CauseUnaskable, CauseAmbiguousTarget:
-		return answer(400, CodeBadRequest, orText(r.Reason, "malformed request"), socksNotAllowed)
+		return answer(400, CodeBadRequest, orText(r.Reason, "malformed request"), SOCKSNotAllowed)
 	case CauseDenied, CauseRequestDenied:
-		return answer(denyStatus(r.Status), CodeDecider, orText(r.Reason, whyDeniedDefault), socksNotAllowed)
+		return answer(denyStatus(r.Status), CodeDecider, orText(r.Reason, WhyDeniedDefault), SOCKSNotAllowed)
 	case CauseUnavailable:
-		return answer(503, CodeDeciderUnavailable, deciderReason(r.Reason), socksGeneralFailure)
+		return answer(503, CodeDeciderUnavailable, DeciderReason(r.Reason), SOCKSGeneralFailure)
 	case CauseBodyless:
-		return answer(403, CodeBodyless, ask.ErrBodylessBody.Error(), socksNotAllowed)
+		return answer(403, CodeBodyless, ask.ErrBodylessBody.Error(), SOCKSNotAllowed)
 	case CauseMethodRefused:
-		return answer(405, CodeMethodRefused, r.Reason, socksNotAllowed)
+		return answer(405, CodeMethodRefused, r.Reason, SOCKSNotAllowed)
 	case CausePlaintextHeaderSet:
-		return answer(403, CodePlaintextHeaderSet, whyPlaintextHeaderSet, socksNotAllowed)
+		return answer(403, CodePlaintextHeaderSet, WhyPlaintextHeaderSet, SOCKSNotAllowed)
 	case CauseAddress:
-		a := answer(403, CodeAddressNotAllowed, dial.BlockedMessage(r.Host, r.Reason), socksNotAllowed)
+		a := answer(403, CodeAddressNotAllowed, dial.BlockedMessage(r.Host, r.Reason), SOCKSNotAllowed)
 		if connect {
 			a.Phrase = sanitize.StatusPhrase(r.Reason)
 		}
 		return a
 	case CauseTooManyTunnels:
-		a := answer(503, CodeTooManyTunnels, whyTooManyTunnels, socksGeneralFailure)
+		a := answer(503, CodeTooManyTunnels, WhyTooManyTunnels, SOCKSGeneralFailure)
 		if connect {
 			a.Header = append(a.Header, [2]string{"Connection", "close"})
 		}
@@ -98,10 +98,10 @@ func (ProxyOnlyMode) Render(r Refusal) Answer {
 	case CauseUnreachable:
 		return unreachableAnswer(r, DenyReasonHeader, r.Failure.Code())
 	case CauseAuth: // proxy-only mode has no proxy credentials; kept for completeness
-		return Answer{Status: 407, Phrase: "Proxy Authentication Required", SOCKS: socksNotAllowed,
+		return Answer{Status: 407, Phrase: "Proxy Authentication Required", SOCKS: SOCKSNotAllowed,
 			Header: [][2]string{{"Proxy-Authenticate", `Basic realm="srt"`}}}
 	default:
-		return Answer{Status: 500, Phrase: "Internal Server Error", SOCKS: socksGeneralFailure,
+		return Answer{Status: 500, Phrase: "Internal Server Error", SOCKS: SOCKSGeneralFailure,
 			Header: [][2]string{{"Content-Type", textPlain}}, Body: "Internal Server Error"}
 	}
 }
