@@ -4,6 +4,8 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"strings"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 )
 
 // checkBasic checks a Proxy-Authorization value, "Basic base64(user:pass)"
@@ -38,11 +40,11 @@ func tokenEqual(got, token string) bool {
 // configured every client passes, as user "" (its Proxy-Authorization, if
 // any, is forwarded). With a token, exactly one valid Proxy-Authorization
 // is needed; consumed then says it is ours and is not forwarded.
-func (s *Server) authenticate(h *requestHead) (user string, consumed, ok bool) {
+func (s *Server) authenticate(h *http1.RequestHead) (user string, consumed, ok bool) {
 	if s.Token == "" {
 		return "", false, true
 	}
-	values := h.values("proxy-authorization")
+	values := h.Values("proxy-authorization")
 	if len(values) != 1 {
 		return "", false, false
 	}

@@ -5,6 +5,7 @@ import (
 	"net"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
@@ -13,14 +14,14 @@ const connectEstablished = "HTTP/1.1 200 Connection Established\r\n\r\n"
 
 // serveConnect serves a CONNECT: authenticate, parse the target, ask, dial,
 // answer 200 and tunnel. Every refusal closes the connection.
-func (h *httpConn) serveConnect(head *requestHead, rec *record) {
+func (h *httpConn) serveConnect(head *http1.RequestHead, rec *record) {
 	user, _, ok := h.s.authenticate(head)
 	if !ok {
 		h.refuse(rec, refusal.Refusal{Cause: refusal.CauseAuth, Kind: ask.KindConnect}, true)
 		return
 	}
 	rec.user = user
-	host, port, err := parseConnectTarget(head.target)
+	host, port, err := http1.ParseConnectTarget(head.Target)
 	if err != nil {
 		h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindConnect, Reason: err.Error()}, true)
 		return

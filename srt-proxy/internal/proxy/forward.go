@@ -16,27 +16,28 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 )
 
 // exchange is one allowed request on its way upstream.
 type exchange struct {
-	head       *requestHead
+	head       *http1.RequestHead
 	req        *ask.Request
 	verdict    ask.Verdict
 	scheme     string // the destination's: "http" or "https"
 	target     string // the request-target sent upstream, in origin form
 	hostHeader string // the Host header sent upstream
-	kind       bodyKind
+	kind       http1.BodyKind
 	length     int64
 	wantsClose bool
 	// Which client fields stay behind: proxyOnly drops every hop-by-hop
-	// field (dropProxyOnly); otherwise dropRequestHeader applies, with
+	// Field (DropProxyOnly); otherwise DropRequestHeader applies, with
 	// authConsumed saying the Proxy-Authorization carried our token.
 	proxyOnly, authConsumed bool
 	rec                     *record
-	rb                      *reqBody     // the body as framed on the wire; nil when none
-	body                    *peekBody    // the body as the decider saw it (its first bytes may be held); nil: rb as it is
-	src                     *stallReader // what the body sender reads
+	rb                      *http1.RequestBody // the body as framed on the wire; nil when none
+	body                    *peekBody          // the body as the decider saw it (its first bytes may be held); nil: rb as it is
+	src                     *stallReader       // what the body sender reads
 	// watch follows the client once the request is upstream in full
 	// (watch.go); nil until then.
 	watch *clientWatch
@@ -59,7 +60,7 @@ type upstreams interface {
 // reports whether the client connection may carry another request.
 func (h *httpConn) forward(ctx context.Context, ex *exchange, ups upstreams) bool {
 	rec := ex.rec
-	refuseClose := ex.wantsClose || ex.kind != bodyNone
+	refuseClose := ex.wantsClose || ex.kind != http1.BodyNone
 	body := ex.rb
 	if body != nil {
 		var r io.Reader = body
@@ -75,7 +76,7 @@ func (h *httpConn) forward(ctx context.Context, ex *exchange, ups upstreams) boo
 	rec.addr = u.addr
 	var sent chan error
 	resp, err := h.roundTrip(u, ex, body, &sent)
-	if err != nil && body == nil && u.used && idempotent(ex.head.method) && retryable(err) && !ex.watch.stop() {
+	if err != nil && body == nil && u.used && idempotent(ex.head.Method) && retryable(err) && !ex.watch.stop() {
 		ups.done(u, false)
 		if u, err = ups.get(ctx, ex, true); err != nil {
 			return h.upstreamFailed(rec, ex.req, err, refuseClose)
@@ -93,12 +94,12 @@ func (h *httpConn) forward(ctx context.Context, ex *exchange, ups upstreams) boo
 		}
 		complete := true
 		if body != nil {
-			if cerr := body.clientErr(); cerr != nil {
+			if cerr := body.ClientErr(); cerr != nil {
 				rec.set(decisionFail, "reading the request body: "+cerr.Error())
 				return false
 			}
-			rec.up = body.n.Load()
-			complete = body.finish()
+			rec.up = body.BytesRead()
+			complete = body.Finish()
 		}
 		return h.upstreamFailed(rec, ex.req, err, ex.wantsClose || !complete)
 	}
@@ -117,8 +118,8 @@ func (h *httpConn) forward(ctx context.Context, ex *exchange, ups upstreams) boo
 		rec.set(decisionFail, "the client went away before the response was complete")
 	}
 	if body != nil {
-		keep = body.finish() && keep
-		rec.up = body.n.Load()
+		keep = body.Finish() && keep
+		rec.up = body.BytesRead()
 	}
 	ups.done(u, upstreamDone && !resp.Close && sendErr == nil && !gone)
 	return keep && !gone
@@ -138,7 +139,7 @@ func idempotent(method string) bool {
 // roundTrip writes the request (its body from a goroutine of its own,
 // reported on *sent) and reads the response head, skipping interim 1xx
 // answers. A body the client fails to deliver cuts the upstream leg.
-func (h *httpConn) roundTrip(u *upConn, ex *exchange, body *reqBody, sent *chan error) (*http.Response, error) {
+func (h *httpConn) roundTrip(u *upConn, ex *exchange, body *http1.RequestBody, sent *chan error) (*http.Response, error) {
 	if h.stall > 0 {
 		u.conn.SetWriteDeadline(time.Now().Add(h.stall))
 	}
@@ -153,7 +154,7 @@ func (h *httpConn) roundTrip(u *upConn, ex *exchange, body *reqBody, sent *chan 
 		*sent = ch
 		go func() {
 			err := h.sendBody(u, ex)
-			if err != nil && body.clientErr() != nil {
+			if err != nil && body.ClientErr() != nil {
 				// The client's body failed (malformed, cut short): the
 				// upstream, waiting for the rest, will not answer, so
 				// the wait for its response ends here.
@@ -174,7 +175,7 @@ func (h *httpConn) roundTrip(u *upConn, ex *exchange, body *reqBody, sent *chan 
 	u.lim.arm()
 	defer u.lim.disarm()
 	for {
-		resp, err := http.ReadResponse(u.br, &http.Request{Method: ex.head.method})
+		resp, err := http.ReadResponse(u.br, &http.Request{Method: ex.head.Method})
 		if err != nil {
 			return nil, err
 		}
@@ -201,7 +202,7 @@ func (h *httpConn) sendBody(u *upConn, ex *exchange) error {
 		return u.bw.Flush()
 	}
 	var err error
-	if ex.kind == bodyChunked {
+	if ex.kind == http1.BodyChunked {
 		cw := httputil.NewChunkedWriter(dst)
 		if _, err = io.Copy(flushingWriter{cw, flush}, src); err == nil {
 			if err = cw.Close(); err == nil {
@@ -262,33 +263,33 @@ func upstreamHead(ex *exchange, u *upConn) []byte {
 	h, v := ex.head, ex.verdict
 	var b bytes.Buffer
 	b.Grow(512)
-	b.WriteString(h.method)
+	b.WriteString(h.Method)
 	b.WriteByte(' ')
 	if u.parent != nil {
 		b.WriteString(ex.scheme)
 		b.WriteString("://")
-		b.WriteString(hostAuthority(ex.scheme, ex.req.Host, ex.req.Port))
+		b.WriteString(http1.HostAuthority(ex.scheme, ex.req.Host, ex.req.Port))
 	}
 	b.WriteString(ex.target)
 	b.WriteString(" HTTP/1.1\r\nHost: ")
 	b.WriteString(ex.hostHeader)
 	b.WriteString("\r\n")
-	named := connectionTokens(h.values("connection"))
+	named := http1.ConnectionTokens(h.Values("connection"))
 	edited := make(map[string]bool, len(v.RemoveHeaders)+len(v.SetHeaders))
 	for _, n := range v.RemoveHeaders {
-		edited[foldName(n)] = true
+		edited[http1.FoldName(n)] = true
 	}
 	for n := range v.SetHeaders {
-		edited[foldName(n)] = true
+		edited[http1.FoldName(n)] = true
 	}
 	hasProxyAuth := false
-	for _, f := range h.fields {
-		folded := foldName(f.lower)
+	for _, f := range h.Fields {
+		folded := http1.FoldName(f.Lower)
 		if ex.drops(folded, named) || edited[folded] {
 			continue
 		}
 		hasProxyAuth = hasProxyAuth || folded == "proxy-authorization"
-		writeHeadField(&b, f.name, f.value)
+		writeHeadField(&b, f.Name, f.Value)
 	}
 	names := make([]string, 0, len(v.SetHeaders))
 	for n := range v.SetHeaders {
@@ -299,18 +300,18 @@ func upstreamHead(ex *exchange, u *upConn) []byte {
 		k := textproto.CanonicalMIMEHeaderKey(n)
 		for _, val := range v.SetHeaders[n] {
 			writeHeadField(&b, k, val)
-			hasProxyAuth = hasProxyAuth || foldName(n) == "proxy-authorization"
+			hasProxyAuth = hasProxyAuth || http1.FoldName(n) == "proxy-authorization"
 		}
 	}
 	if auth := dial.ProxyAuthorization(u.parent); auth != "" && !hasProxyAuth {
 		writeHeadField(&b, "Proxy-Authorization", auth)
 	}
 	switch {
-	case ex.kind == bodyLength:
+	case ex.kind == http1.BodyLength:
 		writeHeadField(&b, "Content-Length", strconv.FormatInt(ex.length, 10))
-	case ex.kind == bodyChunked:
+	case ex.kind == http1.BodyChunked:
 		writeHeadField(&b, "Transfer-Encoding", "chunked")
-	case len(h.values("content-length")) > 0:
+	case len(h.Values("content-length")) > 0:
 		writeHeadField(&b, "Content-Length", "0") // an empty body said so: some servers want a length on a POST
 	}
 	b.WriteString("\r\n")
@@ -321,9 +322,9 @@ func upstreamHead(ex *exchange, u *upConn) []byte {
 // behind.
 func (ex *exchange) drops(folded string, named map[string]bool) bool {
 	if ex.proxyOnly {
-		return dropProxyOnly(folded, named)
+		return http1.DropProxyOnly(folded, named)
 	}
-	return dropRequestHeader(folded, named, ex.authConsumed)
+	return http1.DropRequestHeader(folded, named, ex.authConsumed)
 }
 
 func writeHeadField(b *bytes.Buffer, name, value string) {

@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"errors"
 	"io"
@@ -163,51 +162,5 @@ func FuzzHTTPConn(f *testing.F) {
 			return // SOCKS, FuzzSOCKS5's business
 		}
 		converse(t, fuzzServer(), data)
-	})
-}
-
-// FuzzReadHead checks the head parser's invariants on arbitrary input.
-func FuzzReadHead(f *testing.F) {
-	f.Add([]byte("GET http://a/ HTTP/1.1\r\nHost: a\r\n\r\n"))
-	f.Add([]byte("\nCONNECT a:1 HTTP/1.0\nX:  v \t\n\n"))
-	f.Add([]byte("GET / HTTP/1.1\r\nX: a\r\n b\r\n\r\n"))
-	f.Add([]byte("GET http://a/ HTTP/1.1\r\nHost: a\nX: b\r\n\r\n"))
-	f.Add([]byte("\r\nGET http://a/ HTTP/1.1\r\nContent-Length: 0\r\nContent-Length: 0\r\n\r\n"))
-	f.Fuzz(func(t *testing.T, data []byte) {
-		const limit = 1 << 10
-		if len(data) > 4*limit {
-			return // past the limit nothing more is read
-		}
-		src := bytes.NewReader(data)
-		br := bufio.NewReaderSize(src, 16)
-		h, err := readHead(br, limit)
-		if err != nil {
-			var m *malformedError
-			if !errors.As(err, &m) && err != errHeadTooLarge && err != errNoRequest && err != io.ErrUnexpectedEOF {
-				t.Fatalf("unexpected error type %T %v", err, err)
-			}
-			return
-		}
-		if !isToken([]byte(h.method)) || h.target == "" || (h.minor != 0 && h.minor != 1) {
-			t.Fatalf("bad request line %+v", h)
-		}
-		size := len(h.method) + len(h.target)
-		for _, f := range h.fields {
-			if !isToken([]byte(f.name)) || f.lower != strings.ToLower(f.name) {
-				t.Fatalf("bad field name %q", f.name)
-			}
-			if strings.ContainsAny(f.value, "\r\n\x00") || strings.Trim(f.value, " \t") != f.value {
-				t.Fatalf("bad field value %q", f.value)
-			}
-			size += len(f.name) + len(f.value)
-		}
-		if size > limit {
-			t.Fatalf("head of %d bytes passed a %d-byte limit", size, limit)
-		}
-		// Every line of an accepted head ends in CRLF.
-		read := data[:len(data)-src.Len()-br.Buffered()]
-		if n := bytes.Count(read, []byte("\n")); n != bytes.Count(read, []byte("\r\n")) || !bytes.HasSuffix(read, []byte("\r\n\r\n")) {
-			t.Fatalf("accepted a head with a bare LF: %q", read)
-		}
 	})
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
@@ -82,7 +83,7 @@ func (h *httpConn) serveOne() bool {
 	if h.s.ProxyOnly != nil {
 		return h.serveProxyOnly(head, rec) // proxyonly_http.go
 	}
-	if head.method == "CONNECT" {
+	if head.Method == "CONNECT" {
 		rec.kind = ask.KindConnect.String()
 		h.serveConnect(head, rec)
 		return false
@@ -94,15 +95,15 @@ func (h *httpConn) serveOne() bool {
 // the client closed between requests, went away or stalled in the middle
 // of a head (recorded), or sent one too large or malformed (refused, and
 // the connection is to close).
-func (h *httpConn) nextHead(rec *record) *requestHead {
-	head, err := readHead(h.br, h.s.maxHead())
+func (h *httpConn) nextHead(rec *record) *http1.RequestHead {
+	head, err := http1.ReadHead(h.br, h.s.maxHead())
 	if err == nil {
 		return head
 	}
-	var m *malformedError
+	var m *http1.MalformedError
 	switch {
-	case errors.Is(err, errNoRequest):
-	case errors.Is(err, errHeadTooLarge):
+	case errors.Is(err, http1.ErrNoRequest):
+	case errors.Is(err, http1.ErrHeadTooLarge):
 		h.refuse(rec, refusal.Refusal{Cause: refusal.CauseHeadTooLarge, Kind: ask.KindHTTP, Reason: err.Error()}, true)
 	case errors.As(err, &m):
 		h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: m.Error()}, true)
@@ -117,15 +118,15 @@ func (h *httpConn) nextHead(rec *record) *requestHead {
 // when it has none), read from the client as it is forwarded. An
 // HTTP/1.1 client that expects 100 Continue gets it when the body is
 // first read.
-func (h *httpConn) requestBody(head *requestHead, kind bodyKind, length int64) *reqBody {
-	if kind == bodyNone {
+func (h *httpConn) requestBody(head *http1.RequestHead, kind http1.BodyKind, length int64) *http1.RequestBody {
+	if kind == http1.BodyNone {
 		return nil
 	}
 	var onFirst func()
-	if head.minor == 1 && expectsContinue(head) {
+	if head.Minor == 1 && http1.ExpectsContinue(head) {
 		onFirst = h.sendContinue
 	}
-	return newReqBody(kind, length, h.br, onFirst)
+	return http1.NewRequestBody(kind, length, h.br, onFirst)
 }
 
 // askFailed answers a request Ask returned err for. A client that failed

@@ -1,8 +1,6 @@
 package proxy
 
-import (
-	"strings"
-)
+import ()
 
 // HostGate is the host gate of proxy-only mode (`srt-proxy` alone, the
 // egress gate of a workload that runs elsewhere; §2.2): the decider's
@@ -36,19 +34,6 @@ type HostGate interface {
 	// Allows is the gate for a canonical host and port; why is the
 	// policy's reason for a refusal (for the decision record).
 	Allows(host string, port int) (ok bool, why string)
-}
-
-// isEchoMethod reports whether a method asks the server to echo the
-// request (TRACE, and TRACK, which some servers treat the same): echoed, a
-// credential the proxy placed would reach the client.
-func isEchoMethod(m string) bool {
-	return strings.EqualFold(m, "TRACE") || strings.EqualFold(m, "TRACK")
-}
-
-// isBodylessMethod reports whether a method normally has no body, so the
-// decider is shown none.
-func isBodylessMethod(m string) bool {
-	return m == "GET" || m == "HEAD" || m == "OPTIONS"
 }
 
 // ProxyOnlyHeadLimit is the largest request head proxy-only mode reads

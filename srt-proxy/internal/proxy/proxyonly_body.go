@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 )
 
 // inspectIdle bounds the client's silence while its body is read for the
@@ -20,10 +21,10 @@ const inspectIdle = 30 * time.Second
 // bytes the decider asks for are read here and kept, and the request, if
 // allowed, sends them upstream before the rest (forward).
 type peekBody struct {
-	rb     *reqBody // nil: the request has no body
-	hidden bool     // GET, HEAD, OPTIONS: the decider is shown none
-	length int64    // Content-Length, or -1 for chunked
-	conn   net.Conn // the client's connection: Abort sets its read deadline
+	rb     *http1.RequestBody // nil: the request has no body
+	hidden bool               // GET, HEAD, OPTIONS: the decider is shown none
+	length int64              // Content-Length, or -1 for chunked
+	conn   net.Conn           // the client's connection: Abort sets its read deadline
 
 	mu      sync.Mutex
 	head    []byte // bytes read for the decider
@@ -35,8 +36,8 @@ var _ ask.Body = (*peekBody)(nil)
 
 // newPeekBody wraps the body of a request with method (rb nil when it has
 // none) read from conn.
-func newPeekBody(method string, rb *reqBody, length int64, conn net.Conn) *peekBody {
-	return &peekBody{rb: rb, hidden: isBodylessMethod(method), length: length, conn: conn}
+func newPeekBody(method string, rb *http1.RequestBody, length int64, conn net.Conn) *peekBody {
+	return &peekBody{rb: rb, hidden: http1.IsBodylessMethod(method), length: length, conn: conn}
 }
 
 func (b *peekBody) Hidden() bool { return b.hidden }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
@@ -13,15 +14,15 @@ import (
 // TLS-terminated (Server.TLS) and each request inside goes to the decider,
 // or, without termination, refused: this proxy tunnels nothing it cannot
 // inspect. The decider is not asked about the CONNECT itself.
-func (h *httpConn) serveProxyOnlyConnect(head *requestHead, rec *record) {
+func (h *httpConn) serveProxyOnlyConnect(head *http1.RequestHead, rec *record) {
 	refuse := func(c refusal.Cause, why string) {
 		h.refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindConnect, Reason: why, Host: rec.host}, true)
 	}
-	if why := connectTargetProblem(head.target); why != "" {
+	if why := connectTargetProblem(head.Target); why != "" {
 		refuse(refusal.CauseBadRequest, why)
 		return
 	}
-	host, port, err := parseConnectTarget(head.target)
+	host, port, err := http1.ParseConnectTarget(head.Target)
 	if err != nil {
 		refuse(refusal.CauseBadRequest, refusal.WhyMalformedTarget)
 		return

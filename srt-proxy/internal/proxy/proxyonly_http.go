@@ -4,14 +4,15 @@ import (
 	"strings"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
 // serveProxyOnly serves one request of proxy-only mode (a CONNECT or a
 // plain-HTTP request); it reports whether the connection may carry
 // another.
-func (h *httpConn) serveProxyOnly(head *requestHead, rec *record) bool {
-	if head.method == "CONNECT" {
+func (h *httpConn) serveProxyOnly(head *http1.RequestHead, rec *record) bool {
+	if head.Method == "CONNECT" {
 		rec.kind = ask.KindConnect.String()
 		h.serveProxyOnlyConnect(head, rec)
 		return false
@@ -29,57 +30,57 @@ func (h *httpConn) serveProxyOnly(head *requestHead, rec *record) bool {
 //	  400 bad_request    403 host_not_allowed   400        400 / 421 misdirected    405
 //	─▶ askable? ─▶ decider (need_body: the body is read for it) ─▶ deny ─▶ sets headers? ─▶ forward
 //	   400           503 decider_unavailable, 403 bodyless         decider   403 plaintext_header_set
-func (h *httpConn) serveProxyOnlyRequest(head *requestHead, rec *record) bool {
+func (h *httpConn) serveProxyOnlyRequest(head *http1.RequestHead, rec *record) bool {
 	po := h.s.ProxyOnly
-	kind, length, err := framing(head)
+	kind, length, err := http1.Framing(head)
 	if err != nil {
 		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, true)
 	}
-	wantsClose := head.minor == 0 || connectionTokens(head.values("connection"))["close"]
+	wantsClose := head.Minor == 0 || http1.ConnectionTokens(head.Values("connection"))["close"]
 	// Before the decider's turn a refusal keeps the connection unless a
 	// request body is left unread; from it on every refusal closes.
-	early := wantsClose || kind != bodyNone
+	early := wantsClose || kind != http1.BodyNone
 	refuse := func(c refusal.Cause, why string, close bool) bool {
 		return h.refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindHTTP, Reason: why, Host: rec.host}, close)
 	}
-	if why := absoluteFormProblem(head.target); why != "" {
+	if why := absoluteFormProblem(head.Target); why != "" {
 		return refuse(refusal.CauseBadRequest, why, early)
 	}
-	t, err := parseAbsoluteTarget(head.target)
+	t, err := http1.ParseAbsoluteTarget(head.Target)
 	if err != nil {
 		return refuse(refusal.CauseBadRequest, refusal.WhyMalformedTarget, early)
 	}
-	rec.host, rec.port = t.host, t.port
-	if ok, why := po.Allows(t.host, t.port); !ok {
+	rec.host, rec.port = t.Host, t.Port
+	if ok, why := po.Allows(t.Host, t.Port); !ok {
 		return refuse(refusal.CauseHostNotAllowed, why, early)
 	}
-	spelled, ok := targetAsSpelled(head.target)
+	spelled, ok := targetAsSpelled(head.Target)
 	if !ok {
 		return refuse(refusal.CauseBadRequest, refusal.WhyMalformedTarget, early)
 	}
-	hosts := head.values("host")
-	if len(hosts) == 0 && head.minor == 1 {
+	hosts := head.Values("host")
+	if len(hosts) == 0 && head.Minor == 1 {
 		return refuse(refusal.CauseBadRequest, refusal.WhyNoHostHeader, early)
 	}
-	if why := hostMismatch(hosts, t.host, t.port, defaultPort(t.scheme)); why != "" {
+	if why := hostMismatch(hosts, t.Host, t.Port, http1.DefaultPort(t.Scheme)); why != "" {
 		return refuse(refusal.CauseMisdirected, why, early)
 	}
-	if isEchoMethod(head.method) {
-		return refuse(refusal.CauseMethodRefused, refusal.MethodRefused(head.method), true)
+	if http1.IsEchoMethod(head.Method) {
+		return refuse(refusal.CauseMethodRefused, refusal.MethodRefused(head.Method), true)
 	}
 
 	path, query, _ := strings.Cut(spelled, "?")
-	req := &ask.Request{Kind: ask.KindHTTP, Method: head.method, Host: t.host, Port: t.port, Path: path, Query: query}
-	req.Headers, req.HeaderNames = orderedAskHeaders(head)
+	req := &ask.Request{Kind: ask.KindHTTP, Method: head.Method, Host: t.Host, Port: t.Port, Path: path, Query: query}
+	req.Headers, req.HeaderNames = http1.OrderedAskHeaders(head)
 	if len(hosts) == 1 {
 		req.HostHeader = hosts[0]
 	}
 	rec.about(req)
-	if why := unaskable(req); why != "" {
+	if why := http1.Unaskable(req); why != "" {
 		return refuse(refusal.CauseUnaskable, why, true)
 	}
 	rb := h.requestBody(head, kind, length)
-	body := newPeekBody(head.method, rb, length, h.c.raw)
+	body := newPeekBody(head.Method, rb, length, h.c.raw)
 	req.Body = body
 
 	ctx, cancel := h.requestContext()
@@ -89,33 +90,12 @@ func (h *httpConn) serveProxyOnlyRequest(head *requestHead, rec *record) bool {
 		return h.askFailed(rec, req, body, err, true)
 	}
 	if !v.Allow {
-		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseDenied, Kind: ask.KindHTTP, Status: v.Status, Reason: v.Reason, Host: t.host}, true)
+		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseDenied, Kind: ask.KindHTTP, Status: v.Status, Reason: v.Reason, Host: t.Host}, true)
 	}
 	if !h.s.Rules.PlaintextHeaderSet && setsHeaders(v) {
 		return refuse(refusal.CausePlaintextHeaderSet, refusal.WhyPlaintextHeaderSet, true)
 	}
 	return h.forwardProxyOnly(rec, head, t, spelled, v, req, body, kind, wantsClose)
-}
-
-// orderedAskHeaders is the header map the decider sees, with its names in
-// order of first arrival: every field but Host (there is no proxy
-// authentication to consume a Proxy-Authorization).
-func orderedAskHeaders(h *requestHead) (map[string][]string, []string) {
-	var m map[string][]string
-	var names []string
-	for _, f := range h.fields {
-		if f.lower == "host" {
-			continue
-		}
-		if m == nil {
-			m = make(map[string][]string, len(h.fields))
-		}
-		if _, seen := m[f.lower]; !seen {
-			names = append(names, f.lower)
-		}
-		m[f.lower] = append(m[f.lower], f.value)
-	}
-	return m, names
 }
 
 // setsHeaders reports whether an allow sets a header value (a credential
@@ -127,11 +107,4 @@ func setsHeaders(v ask.Verdict) bool {
 		}
 	}
 	return false
-}
-
-func defaultPort(scheme string) int {
-	if scheme == "https" {
-		return 443
-	}
-	return 80
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/decide"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
@@ -182,17 +183,17 @@ func FuzzProxyOnlyTarget(f *testing.F) {
 			}
 		}
 		if asciiAuthority(target) {
-			if tgt, err := parseAbsoluteTarget(target); err == nil {
-				if c, err := hostname.Canonical(tgt.host); err != nil || c != tgt.host {
-					t.Fatalf("%q: host %q not canonical", target, tgt.host)
+			if tgt, err := http1.ParseAbsoluteTarget(target); err == nil {
+				if c, err := hostname.Canonical(tgt.Host); err != nil || c != tgt.Host {
+					t.Fatalf("%q: host %q not canonical", target, tgt.Host)
 				}
-				if hostMismatch([]string{hostAuthority(tgt.scheme, tgt.host, tgt.port)}, tgt.host, tgt.port, defaultPort(tgt.scheme)) != "" {
+				if hostMismatch([]string{http1.HostAuthority(tgt.Scheme, tgt.Host, tgt.Port)}, tgt.Host, tgt.Port, http1.DefaultPort(tgt.Scheme)) != "" {
 					t.Fatalf("%q: the rebuilt Host does not match its own target", target)
 				}
 			}
 		}
 		if asciiConnectTarget(target) {
-			parseConnectTarget(target)
+			http1.ParseConnectTarget(target)
 		}
 		hostMismatch([]string{hostHeader}, "a.test", 80, 80)
 		// A target is refused with a reason exactly when it is not plain

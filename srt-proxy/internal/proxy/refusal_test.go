@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
@@ -283,12 +284,12 @@ func TestUnaskable(t *testing.T) {
 	long := strings.Repeat("a", 9<<10)
 	tests := []struct{ name, req, why string }{
 		{"two Host headers", "GET http://a.test/ HTTP/1.1\r\nHost: a.test\r\nHost: b.test\r\n", refusal.WhyTwoHosts},
-		{"long path", "GET http://a.test/" + long + " HTTP/1.1\r\nHost: a.test\r\n", whyTargetTooLarge},
-		{"long Host header", "GET http://a.test/ HTTP/1.1\r\nHost: " + long + "\r\n", whyTargetTooLarge},
-		{"191 header values", "GET http://a.test/ HTTP/1.1\r\n" + strings.Repeat("X: a\r\n", 191), whyHeadersTooLarge},
-		{"control character", "GET http://a.test/ HTTP/1.1\r\nX: a\x01b\r\n", whyBadHeader},
-		{"C1 control", "GET http://a.test/ HTTP/1.1\r\nX: a\xc2\x85b\r\n", whyBadHeader},
-		{"invalid UTF-8", "GET http://a.test/ HTTP/1.1\r\nX: a\xffb\r\n", whyBadHeader},
+		{"long path", "GET http://a.test/" + long + " HTTP/1.1\r\nHost: a.test\r\n", http1.WhyTargetTooLarge},
+		{"long Host header", "GET http://a.test/ HTTP/1.1\r\nHost: " + long + "\r\n", http1.WhyTargetTooLarge},
+		{"191 header values", "GET http://a.test/ HTTP/1.1\r\n" + strings.Repeat("X: a\r\n", 191), http1.WhyHeadersTooLarge},
+		{"control character", "GET http://a.test/ HTTP/1.1\r\nX: a\x01b\r\n", http1.WhyBadHeader},
+		{"C1 control", "GET http://a.test/ HTTP/1.1\r\nX: a\xc2\x85b\r\n", http1.WhyBadHeader},
+		{"invalid UTF-8", "GET http://a.test/ HTTP/1.1\r\nX: a\xffb\r\n", http1.WhyBadHeader},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -3,49 +3,49 @@ package proxy
 import (
 	"errors"
 	"net/url"
-	"strings"
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
 // serveRequest serves one plain-HTTP (absolute-form) request: authenticate,
 // ask, forward, relay the response. It reports whether the connection may
 // carry another request.
-func (h *httpConn) serveRequest(head *requestHead, rec *record) bool {
-	kind, length, err := framing(head)
+func (h *httpConn) serveRequest(head *http1.RequestHead, rec *record) bool {
+	kind, length, err := http1.Framing(head)
 	if err != nil {
 		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, true)
 	}
-	wantsClose := head.minor == 0 || connectionTokens(head.values("connection"))["close"]
+	wantsClose := head.Minor == 0 || http1.ConnectionTokens(head.Values("connection"))["close"]
 	// A refusal keeps the connection only if no request body is left unread.
-	refuseClose := wantsClose || kind != bodyNone
+	refuseClose := wantsClose || kind != http1.BodyNone
 
 	user, consumed, ok := h.s.authenticate(head)
 	if !ok {
 		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseAuth, Kind: ask.KindHTTP}, refuseClose)
 	}
 	rec.user = user
-	t, err := parseAbsoluteTarget(head.target)
+	t, err := http1.ParseAbsoluteTarget(head.Target)
 	if err != nil {
 		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, refuseClose)
 	}
-	req := &ask.Request{Kind: ask.KindHTTP, User: user, Method: head.method, Host: t.host, Port: t.port,
-		Path: t.path, Query: t.query, Headers: askHeaders(head, consumed)}
+	req := &ask.Request{Kind: ask.KindHTTP, User: user, Method: head.Method, Host: t.Host, Port: t.Port,
+		Path: t.Path, Query: t.Query, Headers: http1.AskHeaders(head, consumed)}
 	rec.about(req)
 	if c, why := h.s.plainRules(head, &t); c != 0 {
-		return h.refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindHTTP, Reason: why, Host: t.host}, refuseClose)
+		return h.refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindHTTP, Reason: why, Host: t.Host}, refuseClose)
 	}
-	req.Path = t.path
-	switch hosts := head.values("host"); len(hosts) {
+	req.Path = t.Path
+	switch hosts := head.Values("host"); len(hosts) {
 	case 0:
 	case 1:
 		req.HostHeader = hosts[0]
 	default:
 		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseUnaskable, Kind: ask.KindHTTP, Reason: refusal.WhyTwoHosts}, refuseClose)
 	}
-	if why := unaskable(req); why != "" {
+	if why := http1.Unaskable(req); why != "" {
 		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseUnaskable, Kind: ask.KindHTTP, Reason: why}, refuseClose)
 	}
 
@@ -65,16 +65,16 @@ func (h *httpConn) serveRequest(head *requestHead, rec *record) bool {
 
 	// The path goes upstream as spelled; one whose %-escapes do not
 	// decode is malformed.
-	if _, err := url.PathUnescape(t.path); err != nil {
-		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: malformed("request-target path encoding").Error()}, refuseClose)
+	if _, err := url.PathUnescape(t.Path); err != nil {
+		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: http1.Malformed("request-target path encoding").Error()}, refuseClose)
 	}
 	body := h.requestBody(head, kind, length)
-	target := t.path
-	if t.query != "" {
-		target += "?" + t.query
+	target := t.Path
+	if t.Query != "" {
+		target += "?" + t.Query
 	}
-	ex := &exchange{head: head, req: req, verdict: v, scheme: t.scheme, target: target,
-		hostHeader: hostAuthority(t.scheme, t.host, t.port), kind: kind, length: length,
+	ex := &exchange{head: head, req: req, verdict: v, scheme: t.Scheme, target: target,
+		hostHeader: http1.HostAuthority(t.Scheme, t.Host, t.Port), kind: kind, length: length,
 		wantsClose: wantsClose, authConsumed: consumed, rec: rec, rb: body}
 	keep := h.forward(ctx, ex, pooledUpstream{h})
 	h.s.log(rec)
@@ -104,46 +104,6 @@ func unreachableReason(err error) string {
 		return u.Error()
 	}
 	return "upstream unreachable: " + err.Error()
-}
-
-// askHeaders is the header map the decider sees: lower-case names, values
-// in arrival order, without host and without the Proxy-Authorization the
-// proxy consumed.
-func askHeaders(h *requestHead, consumed bool) map[string][]string {
-	var m map[string][]string
-	for _, f := range h.fields {
-		if f.lower == "host" || consumed && f.lower == "proxy-authorization" {
-			continue
-		}
-		if m == nil {
-			m = make(map[string][]string, len(h.fields))
-		}
-		m[f.lower] = append(m[f.lower], f.value)
-	}
-	return m
-}
-
-// foldName folds a header name for edit matching: lower case, '_' and '.'
-// as '-'.
-func foldName(n string) string {
-	return strings.Map(func(r rune) rune {
-		switch {
-		case r == '_' || r == '.':
-			return '-'
-		case 'A' <= r && r <= 'Z':
-			return r + 'a' - 'A'
-		}
-		return r
-	}, n)
-}
-
-func expectsContinue(h *requestHead) bool {
-	for _, v := range h.values("expect") {
-		if strings.EqualFold(v, "100-continue") {
-			return true
-		}
-	}
-	return false
 }
 
 // sendContinue tells the client to send its body, unless the response has

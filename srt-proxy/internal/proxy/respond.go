@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
@@ -41,22 +42,22 @@ func (h *httpConn) relay(ex *exchange, resp *http.Response, u *upConn) (keep, up
 	h.wmu.Unlock()
 
 	keep = !ex.wantsClose && !h.s.isClosing()
-	noBody := ex.head.method == "HEAD" || code == 204 || code == 304
+	noBody := ex.head.Method == "HEAD" || code == 204 || code == 304
 	w := h.bw
 	w.WriteString("HTTP/1.1 ")
 	w.WriteString(strconv.Itoa(code))
 	w.WriteByte(' ')
 	w.WriteString(statusPhrase(resp))
 	w.WriteString("\r\n")
-	named := connectionTokens(resp.Header["Connection"])
+	named := http1.ConnectionTokens(resp.Header["Connection"])
 	keys := make([]string, 0, len(resp.Header))
 	for k := range resp.Header {
 		keys = append(keys, k)
 	}
 	slices.Sort(keys)
 	for _, k := range keys {
-		folded := foldName(k)
-		if dropResponseHeader(folded, named) || h.s.strip[folded] {
+		folded := http1.FoldName(k)
+		if http1.DropResponseHeader(folded, named) || h.s.strip[folded] {
 			continue
 		}
 		for _, v := range resp.Header[k] {
@@ -72,7 +73,7 @@ func (h *httpConn) relay(ex *exchange, resp *http.Response, u *upConn) (keep, up
 		}
 	case resp.ContentLength >= 0:
 		writeField(w, "Content-Length", strconv.FormatInt(resp.ContentLength, 10))
-	case ex.head.minor == 1:
+	case ex.head.Minor == 1:
 		writeField(w, "Transfer-Encoding", "chunked")
 		chunked = true
 	default:

@@ -1,6 +1,7 @@
 package proxy
 
 import (
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
@@ -62,7 +63,7 @@ const (
 // forward, or ok false when the request is refused (an ambiguous path
 // under TargetRefuse).
 func (m TargetMode) resolve(path string) (string, bool) {
-	norm := normalizePath(path)
+	norm := http1.NormalizePath(path)
 	if norm == path {
 		return path, true
 	}
@@ -79,7 +80,7 @@ func (m TargetMode) resolve(path string) (string, bool) {
 func (r *Rules) stripSet() map[string]bool {
 	m := make(map[string]bool, len(r.StripResponseHeaders))
 	for _, n := range r.StripResponseHeaders {
-		m[foldName(n)] = true
+		m[http1.FoldName(n)] = true
 	}
 	return m
 }
@@ -87,7 +88,7 @@ func (r *Rules) stripSet() map[string]bool {
 // strips reports whether a response header (any spelling) is never
 // returned to the client.
 func (s *Server) strips(name string) bool {
-	return len(s.strip) > 0 && s.strip[foldName(name)]
+	return len(s.strip) > 0 && s.strip[http1.FoldName(name)]
 }
 
 // hostMismatch returns why a request's Host header does not name the
@@ -100,7 +101,7 @@ func (r *Rules) hostMismatch(hosts []string, defPort int, host string, port int)
 		return ""
 	case len(hosts) > 1:
 		return refusal.WhyTwoHosts
-	case len(hosts) == 0 || !namesTarget(hosts[0], defPort, host, port):
+	case len(hosts) == 0 || !http1.NamesTarget(hosts[0], defPort, host, port):
 		return refusal.WhyHostMismatch
 	}
 	return ""
@@ -111,16 +112,16 @@ func (r *Rules) hostMismatch(hosts []string, defPort int, host string, port int)
 // requests: requireHostMatch (421), then ambiguousRequestTarget (400, or
 // t.path replaced by the form to ask about and forward). It returns the
 // cause and reason of a refusal, or 0.
-func (s *Server) plainRules(head *requestHead, t *absTarget) (refusal.Cause, string) {
-	if why := s.Rules.hostMismatch(head.values("host"), defaultPort(t.scheme), t.host, t.port); why != "" {
+func (s *Server) plainRules(head *http1.RequestHead, t *http1.AbsTarget) (refusal.Cause, string) {
+	if why := s.Rules.hostMismatch(head.Values("host"), http1.DefaultPort(t.Scheme), t.Host, t.Port); why != "" {
 		return refusal.CauseMisdirected, why
 	}
 	if s.Rules.CheckPlainTargets {
-		p, ok := s.Rules.AmbiguousTarget.resolve(t.path)
+		p, ok := s.Rules.AmbiguousTarget.resolve(t.Path)
 		if !ok {
 			return refusal.CauseAmbiguousTarget, refusal.WhyAmbiguous
 		}
-		t.path = p
+		t.Path = p
 	}
 	return 0, ""
 }

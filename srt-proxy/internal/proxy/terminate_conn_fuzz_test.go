@@ -21,6 +21,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/mitm"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/testcert"
 )
 
@@ -300,7 +301,7 @@ func looseUnescape(s string) string {
 	var b strings.Builder
 	for i := 0; i < len(s); i++ {
 		if s[i] == '%' && i+2 < len(s) {
-			if c, ok := unhex2(s[i+1], s[i+2]); ok {
+			if c, ok := http1.Unhex2(s[i+1], s[i+2]); ok {
 				b.WriteByte(c)
 				i += 2
 				continue

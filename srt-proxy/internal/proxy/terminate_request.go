@@ -6,6 +6,7 @@ import (
 	"github.com/srt-sandbox/decider/hostname"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
@@ -29,21 +30,21 @@ func (x *tlsSession) serveOne() bool {
 		return false
 	}
 	x.tc.SetReadDeadline(time.Time{})
-	kind, length, err := framing(head)
+	kind, length, err := http1.Framing(head)
 	if err != nil {
 		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, true)
 	}
-	wantsClose := head.minor == 0 || connectionTokens(head.values("connection"))["close"]
-	refuseClose := wantsClose || kind != bodyNone
+	wantsClose := head.Minor == 0 || http1.ConnectionTokens(head.Values("connection"))["close"]
+	refuseClose := wantsClose || kind != http1.BodyNone
 	refuse := func(c refusal.Cause, why string) bool {
 		return h.refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindHTTP, Reason: why, Host: x.connect.Host}, refuseClose)
 	}
 
-	rt, err := parseInnerTarget(head.method, head.target)
+	rt, err := http1.ParseInnerTarget(head.Method, head.Target)
 	if err != nil {
 		return refuse(refusal.CauseMalformed, err.Error())
 	}
-	hosts := head.values("host")
+	hosts := head.Values("host")
 	if why := x.misdirected(hosts, rt); why != "" {
 		return refuse(refusal.CauseMisdirected, why)
 	}
@@ -56,24 +57,24 @@ func (x *tlsSession) serveOne() bool {
 	}
 	// RFC 9110 §9.3.8: TRACE echoes the request, credentials the proxy
 	// added included; TRACK is its old twin.
-	if isEchoMethod(head.method) {
-		return refuse(refusal.CauseMethodRefused, refusal.MethodRefused(head.method))
+	if http1.IsEchoMethod(head.Method) {
+		return refuse(refusal.CauseMethodRefused, refusal.MethodRefused(head.Method))
 	}
-	path, ok := x.s.Rules.AmbiguousTarget.resolve(rt.path)
+	path, ok := x.s.Rules.AmbiguousTarget.resolve(rt.Path)
 	if !ok {
 		return refuse(refusal.CauseAmbiguousTarget, refusal.WhyAmbiguous)
 	}
-	forward := rt.with(path)
-	req := &ask.Request{Kind: ask.KindHTTP, User: x.connect.User, Method: head.method, Host: x.connect.Host, Port: x.connect.Port,
-		HostHeader: hostHeader, SNI: x.sni, Path: path, Query: rt.query}
-	req.Headers, req.HeaderNames = orderedAskHeaders(head)
-	if why := unaskable(req); why != "" {
+	forward := rt.With(path)
+	req := &ask.Request{Kind: ask.KindHTTP, User: x.connect.User, Method: head.Method, Host: x.connect.Host, Port: x.connect.Port,
+		HostHeader: hostHeader, SNI: x.sni, Path: path, Query: rt.Query}
+	req.Headers, req.HeaderNames = http1.OrderedAskHeaders(head)
+	if why := http1.Unaskable(req); why != "" {
 		return refuse(refusal.CauseUnaskable, why)
 	}
 	// The body is read only if the decider asks to see it (need_body),
 	// and then kept and forwarded first.
 	rb := h.requestBody(head, kind, length)
-	body := newPeekBody(head.method, rb, length, x.tc)
+	body := newPeekBody(head.Method, rb, length, x.tc)
 	req.Body = body
 
 	ctx, cancel := h.requestContext()
@@ -86,7 +87,7 @@ func (x *tlsSession) serveOne() bool {
 		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseRequestDenied, Kind: ask.KindHTTP, Status: v.Status, Reason: v.Reason, Host: req.Host}, refuseClose)
 	}
 	if hostHeader == "" {
-		hostHeader = hostAuthority("https", req.Host, req.Port)
+		hostHeader = http1.HostAuthority("https", req.Host, req.Port)
 	}
 	ex := &exchange{head: head, req: req, verdict: v, scheme: "https", target: forward, hostHeader: hostHeader,
 		kind: kind, length: length, wantsClose: wantsClose, rec: rec, rb: rb, body: body}
@@ -100,7 +101,7 @@ func (x *tlsSession) serveOne() bool {
 // misdirected returns why a request does not name the CONNECT target
 // under RequireHostMatch, or "": its Host header (one, naming the target),
 // its TLS server name, its absolute-form authority.
-func (x *tlsSession) misdirected(hosts []string, rt innerTarget) string {
+func (x *tlsSession) misdirected(hosts []string, rt http1.InnerTarget) string {
 	if !x.s.Rules.RequireHostMatch {
 		return ""
 	}
@@ -111,7 +112,7 @@ func (x *tlsSession) misdirected(hosts []string, rt innerTarget) string {
 	if c, err := hostname.Canonical(x.sni); x.sni != "" && (err != nil || c != host) {
 		return refusal.WhySNIMismatch
 	}
-	if rt.authority != "" && !namesTarget(rt.authority, defaultPort(rt.scheme), host, port) {
+	if rt.Authority != "" && !http1.NamesTarget(rt.Authority, http1.DefaultPort(rt.Scheme), host, port) {
 		return refusal.WhyAuthMismatch
 	}
 	return ""

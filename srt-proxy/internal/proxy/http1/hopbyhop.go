@@ -1,4 +1,4 @@
-package proxy
+package http1
 
 import "strings"
 
@@ -26,15 +26,15 @@ var hopByHop = map[string]hopScope{
 	"upgrade":           hopBoth, // RFC 9110 §7.8: the proxy does not switch protocols on a plain-HTTP request
 	// Proxy-Authorization is dropped from a request only when it carried
 	// this proxy's own token (RFC 9110 §11.7.2: consumed by the proxy that
-	// asked for it); see dropRequestHeader.
+	// asked for it); see DropRequestHeader.
 	"proxy-authorization": 0,
 	"proxy-authenticate":  hopResponse, // RFC 9110 §11.7.1: meant for the next outbound client, not ours
 }
 
-// connectionTokens returns the field names the Connection header values
-// list, lower-case and also folded (foldName), as header names are
+// ConnectionTokens returns the field names the Connection header values
+// list, lower-case and also folded (FoldName), as header names are
 // matched.
-func connectionTokens(values []string) map[string]bool {
+func ConnectionTokens(values []string) map[string]bool {
 	if len(values) == 0 {
 		return nil
 	}
@@ -43,17 +43,17 @@ func connectionTokens(values []string) map[string]bool {
 		for _, tok := range strings.Split(v, ",") {
 			if tok = strings.ToLower(strings.TrimSpace(tok)); tok != "" {
 				m[tok] = true
-				m[foldName(tok)] = true
+				m[FoldName(tok)] = true
 			}
 		}
 	}
 	return m
 }
 
-// dropRequestHeader reports whether a request header (lower-case name) is
+// DropRequestHeader reports whether a request header (lower-case name) is
 // not forwarded upstream. host and content-length are rebuilt by the
 // proxy; authConsumed says the Proxy-Authorization carried our token.
-func dropRequestHeader(name string, named map[string]bool, authConsumed bool) bool {
+func DropRequestHeader(name string, named map[string]bool, authConsumed bool) bool {
 	switch {
 	case name == "host" || name == "content-length":
 		return true
@@ -63,8 +63,21 @@ func dropRequestHeader(name string, named map[string]bool, authConsumed bool) bo
 	return hopByHop[name]&hopRequest != 0 || named[name]
 }
 
-// dropResponseHeader reports whether a response header (lower-case name)
+// DropResponseHeader reports whether a response header (lower-case name)
 // is not relayed to the client.
-func dropResponseHeader(name string, named map[string]bool) bool {
+func DropResponseHeader(name string, named map[string]bool) bool {
 	return name == "content-length" || hopByHop[name]&hopResponse != 0 || named[name]
+}
+
+// DropProxyOnly reports whether a request header (its folded name) stays
+// behind in proxy-only mode: the ones the proxy rebuilds (Host,
+// Content-Length), every hop-by-hop header of either direction,
+// Proxy-Authorization (this proxy takes no credentials, and the next hop
+// is the origin), and those the Connection header names.
+func DropProxyOnly(folded string, named map[string]bool) bool {
+	if folded == "host" || folded == "content-length" || named[folded] {
+		return true
+	}
+	_, hop := hopByHop[folded]
+	return hop
 }

@@ -1,4 +1,4 @@
-package proxy
+package http1
 
 import (
 	"strings"
@@ -6,61 +6,61 @@ import (
 	"github.com/srt-sandbox/decider/hostname"
 )
 
-// innerTarget is the request-target of a request read inside a terminated
+// InnerTarget is the request-target of a request read inside a terminated
 // tunnel: origin-form ("/p?q"), absolute-form ("https://a/p?q") or
 // asterisk-form ("*", OPTIONS only) (RFC 9112 §3.2). A fragment is cut in
 // every form.
-type innerTarget struct {
+type InnerTarget struct {
 	prefix    string // "scheme://authority" of absolute-form, else ""
-	scheme    string // absolute-form only, lower case
-	authority string // absolute-form only, as spelled
-	path      string // as spelled; "/" for an absolute-form target without one; "*" for asterisk-form
-	query     string // after the first '?'
+	Scheme    string // absolute-form only, lower case
+	Authority string // absolute-form only, as spelled
+	Path      string // as spelled; "/" for an absolute-form target without one; "*" for asterisk-form
+	Query     string // after the first '?'
 	hasQuery  bool
 }
 
 // spelled is the target as forwarded in asSpelled mode: as the client
 // wrote it, less the fragment.
-func (t innerTarget) spelled() string { return t.with(t.path) }
+func (t InnerTarget) Spelled() string { return t.With(t.Path) }
 
 // with is the target with path replaced.
-func (t innerTarget) with(path string) string {
+func (t InnerTarget) With(path string) string {
 	s := t.prefix + path
 	if t.hasQuery {
-		s += "?" + t.query
+		s += "?" + t.Query
 	}
 	return s
 }
 
-// parseInnerTarget parses a request-target read inside a terminated
+// ParseInnerTarget parses a request-target read inside a terminated
 // tunnel. Anything but the three forms (authority-form included), a scheme
 // other than http or https, and userinfo in an authority are malformed.
-// (readHead has already refused bytes outside printable ASCII.)
-func parseInnerTarget(method, target string) (innerTarget, error) {
-	var t innerTarget
+// (ReadHead has already refused bytes outside printable ASCII.)
+func ParseInnerTarget(method, target string) (InnerTarget, error) {
+	var t InnerTarget
 	if i := strings.IndexByte(target, '#'); i >= 0 {
 		target = target[:i]
 	}
 	switch {
 	case target == "*":
 		if method != "OPTIONS" {
-			return t, malformed("asterisk-form request-target of a method other than OPTIONS")
+			return t, Malformed("asterisk-form request-target of a method other than OPTIONS")
 		}
-		t.path = "*"
+		t.Path = "*"
 		return t, nil
 	case strings.HasPrefix(target, "/"):
 	default:
 		scheme, rest, ok := strings.Cut(target, "://")
 		if !ok || !(strings.EqualFold(scheme, "https") || strings.EqualFold(scheme, "http")) {
-			return t, malformed("request-target is not in origin, absolute or asterisk form")
+			return t, Malformed("request-target is not in origin, absolute or asterisk form")
 		}
 		end := strings.IndexAny(rest, "/?")
 		if end < 0 {
 			end = len(rest)
 		}
-		t.scheme, t.authority = strings.ToLower(scheme), rest[:end]
-		if t.authority == "" || strings.IndexByte(t.authority, '@') >= 0 {
-			return t, malformed("request-target authority")
+		t.Scheme, t.Authority = strings.ToLower(scheme), rest[:end]
+		if t.Authority == "" || strings.IndexByte(t.Authority, '@') >= 0 {
+			return t, Malformed("request-target authority")
 		}
 		t.prefix = target[:len(scheme)+3+end]
 		target = rest[end:]
@@ -68,11 +68,11 @@ func parseInnerTarget(method, target string) (innerTarget, error) {
 			target = "/" + target // an empty path is "/" (RFC 9112 §3.2.2)
 		}
 	}
-	t.path, t.query, t.hasQuery = strings.Cut(target, "?")
+	t.Path, t.Query, t.hasQuery = strings.Cut(target, "?")
 	return t, nil
 }
 
-// normalizePath normalizes a request path the way servers and URL
+// NormalizePath normalizes a request path the way servers and URL
 // parsers may before they route it, so that the decider is not shown one
 // resource while the upstream serves another:
 //
@@ -84,7 +84,7 @@ func parseInnerTarget(method, target string) (innerTarget, error) {
 //
 // Other percent-encodings and the case of their hex digits are kept: they
 // do not change which resource a path names.
-func normalizePath(p string) string {
+func NormalizePath(p string) string {
 	if p == "*" {
 		return p
 	}
@@ -109,7 +109,7 @@ func decodeUnreserved(p string) string {
 		}
 		c, ok := byte(0), false
 		if i+2 < len(p) {
-			c, ok = unhex2(p[i+1], p[i+2])
+			c, ok = Unhex2(p[i+1], p[i+2])
 		}
 		switch {
 		case !ok:
@@ -125,7 +125,9 @@ func decodeUnreserved(p string) string {
 	return b.String()
 }
 
-func unhex2(a, b byte) (byte, bool) {
+// Unhex2 decodes the two hex digits of a %XX escape; ok is false unless
+// both are hex digits.
+func Unhex2(a, b byte) (byte, bool) {
 	x, ok1 := unhex(a)
 	y, ok2 := unhex(b)
 	return x<<4 | y, ok1 && ok2
@@ -195,9 +197,9 @@ func removeDotSegments(in string) string {
 	return strings.Join(out, "")
 }
 
-// namesTarget reports whether an authority ("host", "host:port", "[v6]",
+// NamesTarget reports whether an authority ("host", "host:port", "[v6]",
 // "[v6]:port") names host:port, with defPort for an authority without one.
-func namesTarget(auth string, defPort int, host string, port int) bool {
+func NamesTarget(auth string, defPort int, host string, port int) bool {
 	h, p, err := splitAuthority(auth)
 	if err != nil {
 		return false

@@ -1,4 +1,4 @@
-package proxy
+package http1
 
 import (
 	"strings"
@@ -15,29 +15,29 @@ func FuzzInnerTarget(f *testing.F) {
 	}
 	f.Add("OPTIONS", "*")
 	f.Fuzz(func(t *testing.T, method, target string) {
-		rt, err := parseInnerTarget(method, target)
+		rt, err := ParseInnerTarget(method, target)
 		if err != nil {
 			return
 		}
-		if strings.Contains(rt.spelled(), "#") || rt.path == "" {
+		if strings.Contains(rt.Spelled(), "#") || rt.Path == "" {
 			t.Fatalf("%q → %+v", target, rt)
 		}
-		if rt.path != "*" && !strings.HasPrefix(rt.path, "/") {
-			t.Fatalf("%q: path %q", target, rt.path)
+		if rt.Path != "*" && !strings.HasPrefix(rt.Path, "/") {
+			t.Fatalf("%q: path %q", target, rt.Path)
 		}
-		n := normalizePath(rt.path)
-		if again := normalizePath(n); again != n {
-			t.Fatalf("%q: %q normalizes to %q, then to %q", target, rt.path, n, again)
+		n := NormalizePath(rt.Path)
+		if again := NormalizePath(n); again != n {
+			t.Fatalf("%q: %q normalizes to %q, then to %q", target, rt.Path, n, again)
 		}
-		if rt.path == "*" {
+		if rt.Path == "*" {
 			return
 		}
 		if strings.Contains(n, `\`) {
-			t.Fatalf("%q: backslash left in %q", rt.path, n)
+			t.Fatalf("%q: backslash left in %q", rt.Path, n)
 		}
 		for _, seg := range strings.Split(n, "/") {
 			if seg == "." || seg == ".." {
-				t.Fatalf("%q: dot segment left in %q", rt.path, n)
+				t.Fatalf("%q: dot segment left in %q", rt.Path, n)
 			}
 		}
 	})
@@ -64,7 +64,7 @@ func TestNormalizePath(t *testing.T) {
 		"/100%":             "/100%25",
 		"/%4":               "/%254",
 	} {
-		if got := normalizePath(in); got != want {
+		if got := NormalizePath(in); got != want {
 			t.Errorf("normalizePath(%q) = %q, want %q", in, got, want)
 		}
 	}
@@ -86,14 +86,14 @@ func TestParseInnerTarget(t *testing.T) {
 		{"GET", "https://user@h/", "", "", "", true},
 		{"GET", "https:///p", "", "", "", true},
 	} {
-		rt, err := parseInnerTarget(tc.method, tc.target)
+		rt, err := ParseInnerTarget(tc.method, tc.target)
 		if tc.bad {
 			if err == nil {
 				t.Errorf("%s %q: accepted", tc.method, tc.target)
 			}
 			continue
 		}
-		if err != nil || rt.spelled() != tc.spelled || rt.path != tc.path || rt.query != tc.query {
+		if err != nil || rt.Spelled() != tc.spelled || rt.Path != tc.path || rt.Query != tc.query {
 			t.Errorf("%s %q: %+v %v", tc.method, tc.target, rt, err)
 		}
 	}

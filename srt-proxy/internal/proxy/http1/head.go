@@ -1,4 +1,4 @@
-package proxy
+package http1
 
 import (
 	"bufio"
@@ -9,58 +9,58 @@ import (
 	"github.com/srt-sandbox/decider/hostname"
 )
 
-// requestHead is a parsed HTTP/1.x request line and header section.
-type requestHead struct {
-	method string
-	target string // the request-target as spelled
-	minor  int    // HTTP/1.minor: 0 or 1
-	fields []field
+// RequestHead is a parsed HTTP/1.x request line and header section.
+type RequestHead struct {
+	Method string
+	Target string // the request-target as spelled
+	Minor  int    // HTTP/1.minor: 0 or 1
+	Fields []Field
 }
 
-// field is one header field, its name as spelled, its value without
+// Field is one header field, its name as spelled, its value without
 // surrounding whitespace.
-type field struct {
-	name, value string
-	lower       string // the name in lower case
+type Field struct {
+	Name, Value string
+	Lower       string // the name in lower case
 }
 
 // maxHeadFields bounds the number of header fields in a head.
 const maxHeadFields = 512
 
 var (
-	errHeadTooLarge = errors.New("request head too large")
-	// errNoRequest is a connection closed cleanly between requests.
-	errNoRequest = errors.New("no request")
+	ErrHeadTooLarge = errors.New("request head too large")
+	// ErrNoRequest is a connection closed cleanly between requests.
+	ErrNoRequest = errors.New("no request")
 )
 
-// malformedError is a request head that does not parse (answered 400).
-type malformedError struct{ why string }
+// MalformedError is a request head that does not parse (answered 400).
+type MalformedError struct{ why string }
 
-func (e *malformedError) Error() string { return "malformed request: " + e.why }
+func (e *MalformedError) Error() string { return "malformed request: " + e.why }
 
-func malformed(why string) error { return &malformedError{why} }
+func Malformed(why string) error { return &MalformedError{why} }
 
-// readHead reads one request head of at most limit bytes (request line,
+// ReadHead reads one request head of at most limit bytes (request line,
 // header lines and the empty line). Lines end in CRLF: a bare LF (which
 // RFC 9112 §2.2 lets a recipient accept, and the reference's parser does
 // not), any other CR, a NUL, obs-fold, whitespace before a colon and
 // non-token names are malformed. Empty lines before the request line are skipped
-// (RFC 9112 §2.2). errNoRequest means the peer closed before sending a
+// (RFC 9112 §2.2). ErrNoRequest means the peer closed before sending a
 // byte of a head; io.ErrUnexpectedEOF that it closed in the middle of one.
-func readHead(br *bufio.Reader, limit int) (*requestHead, error) {
+func ReadHead(br *bufio.Reader, limit int) (*RequestHead, error) {
 	budget := limit
 	var line []byte
 	var err error
 	for len(line) == 0 {
 		line, err = readHeadLine(br, &budget)
 		if err == io.EOF {
-			return nil, errNoRequest
+			return nil, ErrNoRequest
 		}
 		if err != nil {
 			return nil, err
 		}
 	}
-	h := &requestHead{}
+	h := &RequestHead{}
 	if err := h.parseRequestLine(line); err != nil {
 		return nil, err
 	}
@@ -75,14 +75,14 @@ func readHead(br *bufio.Reader, limit int) (*requestHead, error) {
 		if len(line) == 0 {
 			return h, nil
 		}
-		if len(h.fields) == maxHeadFields {
-			return nil, errHeadTooLarge
+		if len(h.Fields) == maxHeadFields {
+			return nil, ErrHeadTooLarge
 		}
 		f, err := parseField(line)
 		if err != nil {
 			return nil, err
 		}
-		h.fields = append(h.fields, f)
+		h.Fields = append(h.Fields, f)
 	}
 }
 
@@ -95,7 +95,7 @@ func readHeadLine(br *bufio.Reader, budget *int) ([]byte, error) {
 		chunk, err := br.ReadSlice('\n')
 		*budget -= len(chunk)
 		if *budget < 0 {
-			return nil, errHeadTooLarge
+			return nil, ErrHeadTooLarge
 		}
 		switch err {
 		case nil:
@@ -104,10 +104,10 @@ func readHeadLine(br *bufio.Reader, budget *int) ([]byte, error) {
 			}
 			line, ok := bytes.CutSuffix(chunk, []byte("\r\n"))
 			if !ok {
-				return nil, malformed("line ending is a bare LF, not CRLF")
+				return nil, Malformed("line ending is a bare LF, not CRLF")
 			}
 			if bytes.IndexByte(line, '\r') >= 0 {
-				return nil, malformed("bare CR")
+				return nil, Malformed("bare CR")
 			}
 			return line, nil
 		case bufio.ErrBufferFull:
@@ -124,60 +124,60 @@ func readHeadLine(br *bufio.Reader, budget *int) ([]byte, error) {
 }
 
 // parseRequestLine parses "method SP request-target SP HTTP/1.x".
-func (h *requestHead) parseRequestLine(line []byte) error {
+func (h *RequestHead) parseRequestLine(line []byte) error {
 	sp1 := bytes.IndexByte(line, ' ')
 	if sp1 <= 0 {
-		return malformed("request line")
+		return Malformed("request line")
 	}
 	rest := line[sp1+1:]
 	sp2 := bytes.IndexByte(rest, ' ')
 	if sp2 <= 0 {
-		return malformed("request line")
+		return Malformed("request line")
 	}
 	method, target, version := line[:sp1], rest[:sp2], rest[sp2+1:]
 	if !isToken(method) {
-		return malformed("method")
+		return Malformed("method")
 	}
 	for _, c := range target {
 		if c <= ' ' || c >= 0x7f {
-			return malformed("request-target")
+			return Malformed("request-target")
 		}
 	}
 	switch string(version) {
 	case "HTTP/1.1":
-		h.minor = 1
+		h.Minor = 1
 	case "HTTP/1.0":
-		h.minor = 0
+		h.Minor = 0
 	default:
-		return malformed("HTTP version")
+		return Malformed("HTTP version")
 	}
-	h.method, h.target = string(method), string(target)
+	h.Method, h.Target = string(method), string(target)
 	return nil
 }
 
 // parseField parses "name: value".
-func parseField(line []byte) (field, error) {
+func parseField(line []byte) (Field, error) {
 	if line[0] == ' ' || line[0] == '\t' {
-		return field{}, malformed("obs-fold") // RFC 9112 §5.2
+		return Field{}, Malformed("obs-fold") // RFC 9112 §5.2
 	}
 	colon := bytes.IndexByte(line, ':')
 	if colon <= 0 || !isToken(line[:colon]) {
-		return field{}, malformed("header name") // RFC 9112 §5.1: no space before the colon
+		return Field{}, Malformed("header name") // RFC 9112 §5.1: no space before the colon
 	}
 	value := bytes.Trim(line[colon+1:], " \t")
 	if bytes.IndexByte(value, 0) >= 0 {
-		return field{}, malformed("NUL in a header value") // RFC 9110 §5.5
+		return Field{}, Malformed("NUL in a header value") // RFC 9110 §5.5
 	}
 	name := string(line[:colon])
-	return field{name: name, value: string(value), lower: hostname.LowerASCII(name)}, nil
+	return Field{Name: name, Value: string(value), Lower: hostname.LowerASCII(name)}, nil
 }
 
 // values returns the values of the header with a lower-case name.
-func (h *requestHead) values(lower string) []string {
+func (h *RequestHead) Values(lower string) []string {
 	var out []string
-	for _, f := range h.fields {
-		if f.lower == lower {
-			out = append(out, f.value)
+	for _, f := range h.Fields {
+		if f.Lower == lower {
+			out = append(out, f.Value)
 		}
 	}
 	return out

@@ -1,4 +1,4 @@
-package proxy
+package http1
 
 import (
 	"bufio"
@@ -11,51 +11,51 @@ import (
 	"sync/atomic"
 )
 
-// bodyKind is how a request body is framed (RFC 9112 §6.3).
-type bodyKind int
+// BodyKind is how a request body is framed (RFC 9112 §6.3).
+type BodyKind int
 
 const (
-	bodyNone bodyKind = iota
-	bodyLength
-	bodyChunked
+	BodyNone BodyKind = iota
+	BodyLength
+	BodyChunked
 )
 
-// framing reads a request head's body framing: Transfer-Encoding "chunked"
+// Framing reads a request head's body framing: Transfer-Encoding "chunked"
 // (the only coding accepted), or Content-Length, or none. Both at once,
 // more than one Content-Length field (even with the same value: RFC 9112
 // §6.3 lets a recipient take one, the reference's parser refuses them),
 // and Transfer-Encoding on HTTP/1.0 are malformed (request smuggling
 // vectors).
-func framing(h *requestHead) (bodyKind, int64, error) {
-	te := h.values("transfer-encoding")
-	cl := h.values("content-length")
+func Framing(h *RequestHead) (BodyKind, int64, error) {
+	te := h.Values("transfer-encoding")
+	cl := h.Values("content-length")
 	if len(te) > 0 {
 		if len(cl) > 0 {
-			return 0, 0, malformed("Transfer-Encoding with Content-Length")
+			return 0, 0, Malformed("Transfer-Encoding with Content-Length")
 		}
-		if h.minor == 0 {
-			return 0, 0, malformed("Transfer-Encoding in HTTP/1.0")
+		if h.Minor == 0 {
+			return 0, 0, Malformed("Transfer-Encoding in HTTP/1.0")
 		}
 		if len(te) != 1 || !strings.EqualFold(te[0], "chunked") {
-			return 0, 0, malformed("Transfer-Encoding other than chunked")
+			return 0, 0, Malformed("Transfer-Encoding other than chunked")
 		}
-		return bodyChunked, -1, nil
+		return BodyChunked, -1, nil
 	}
 	if len(cl) == 0 {
-		return bodyNone, 0, nil
+		return BodyNone, 0, nil
 	}
 	if len(cl) > 1 {
-		return 0, 0, malformed("more than one Content-Length")
+		return 0, 0, Malformed("more than one Content-Length")
 	}
 	v := cl[0]
 	if v == "" || len(v) > 18 || strings.TrimLeft(v, "0123456789") != "" {
-		return 0, 0, malformed("Content-Length")
+		return 0, 0, Malformed("Content-Length")
 	}
 	n, _ := strconv.ParseInt(v, 10, 64)
 	if n == 0 {
-		return bodyNone, 0, nil
+		return BodyNone, 0, nil
 	}
-	return bodyLength, n, nil
+	return BodyLength, n, nil
 }
 
 // maxTrailerBytes bounds the trailer section of a chunked body; trailers
@@ -64,11 +64,11 @@ const maxTrailerBytes = 16 << 10
 
 var errBodyClosed = errors.New("request body read after the request ended")
 
-// reqBody is a request body read from the client connection while the
+// RequestBody is a request body read from the client connection while the
 // transport sends it upstream, possibly from another goroutine. finish
 // ends it: the connection can be reused only if the body was read to its
 // end, and nothing touches the connection's reader afterwards.
-type reqBody struct {
+type RequestBody struct {
 	mu        sync.Mutex
 	br        *bufio.Reader
 	r         io.Reader // the chunked decoder, or nil for Content-Length
@@ -80,15 +80,15 @@ type reqBody struct {
 	onFirst   func()       // sends 100 Continue, once
 }
 
-func newReqBody(kind bodyKind, n int64, br *bufio.Reader, onFirst func()) *reqBody {
-	b := &reqBody{br: br, remaining: n, onFirst: onFirst}
-	if kind == bodyChunked {
+func NewRequestBody(kind BodyKind, n int64, br *bufio.Reader, onFirst func()) *RequestBody {
+	b := &RequestBody{br: br, remaining: n, onFirst: onFirst}
+	if kind == BodyChunked {
 		b.r = httputil.NewChunkedReader(br)
 	}
 	return b
 }
 
-func (b *reqBody) Read(p []byte) (int, error) {
+func (b *RequestBody) Read(p []byte) (int, error) {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	switch {
@@ -134,13 +134,16 @@ func (b *reqBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Close is called by the transport; the body's end is finish's business.
-func (b *reqBody) Close() error { return nil }
+// BytesRead is how many bytes of the body have been read so far.
+func (b *RequestBody) BytesRead() int64 { return b.n.Load() }
+
+// Close is called by the transport; the body's end is Finish's business.
+func (b *RequestBody) Close() error { return nil }
 
 // finish ends the body and reports whether it was read completely and
 // without error. A read in progress (the transport still sending) counts
 // as incomplete.
-func (b *reqBody) finish() bool {
+func (b *RequestBody) Finish() bool {
 	if !b.mu.TryLock() {
 		return false
 	}
@@ -150,7 +153,7 @@ func (b *reqBody) finish() bool {
 }
 
 // clientErr is the client-side error the body hit, if any.
-func (b *reqBody) clientErr() error {
+func (b *RequestBody) ClientErr() error {
 	if !b.mu.TryLock() {
 		return nil
 	}

@@ -1,4 +1,4 @@
-package proxy
+package http1
 
 import (
 	"unicode/utf8"
@@ -17,33 +17,33 @@ const (
 	maxAskTargetBytes  = 8 << 10
 )
 
-// unaskable returns why r cannot be put to the decider, or "".
-func unaskable(r *ask.Request) string {
+// Unaskable returns why r cannot be put to the decider, or "".
+func Unaskable(r *ask.Request) string {
 	if r.Method == "" || r.Host == "" || r.Path == "" || r.Port < 1 || r.Port > 65535 {
-		return whyBadRequest
+		return WhyBadRequest
 	}
 	if len(r.Host) > maxAskTargetBytes || len(r.HostHeader) > maxAskTargetBytes || len(r.Path) > maxAskTargetBytes {
-		return whyTargetTooLarge
+		return WhyTargetTooLarge
 	}
 	if !askableText(r.HostHeader) || !askableText(r.Path) || !askableText(r.Query) {
-		return whyBadRequest
+		return WhyBadRequest
 	}
 	count, size := 0, 0
 	for name, values := range r.Headers {
 		if !isToken([]byte(name)) || hostname.LowerASCII(name) != name {
-			return whyBadHeader
+			return WhyBadHeader
 		}
 		size += len(name)
 		for _, v := range values {
 			if !askableText(v) {
-				return whyBadHeader
+				return WhyBadHeader
 			}
 			count++
 			size += len(v)
 		}
 	}
 	if count > maxAskHeaderValues || size > maxAskHeaderBytes {
-		return whyHeadersTooLarge
+		return WhyHeadersTooLarge
 	}
 	return ""
 }
@@ -67,8 +67,8 @@ func askableText(s string) bool {
 
 // Refusal phrases of unaskable requests, compared verbatim by clients.
 const (
-	whyHeadersTooLarge = "request headers too large"
-	whyTargetTooLarge  = "request target too large"
-	whyBadHeader       = "request header the decider cannot be asked about"
-	whyBadRequest      = "request the decider cannot be asked about"
+	WhyHeadersTooLarge = "request headers too large"
+	WhyTargetTooLarge  = "request target too large"
+	WhyBadHeader       = "request header the decider cannot be asked about"
+	WhyBadRequest      = "request the decider cannot be asked about"
 )
