@@ -17,6 +17,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
 )
 
 // exchange is one allowed request on its way upstream.
@@ -50,10 +51,10 @@ type exchange struct {
 type upstreams interface {
 	// get returns a connection for ex: a kept one that is still alive,
 	// unless fresh is asked for, else a new one.
-	get(ctx context.Context, ex *exchange, fresh bool) (*upConn, error)
+	get(ctx context.Context, ex *exchange, fresh bool) (*pool.Conn, error)
 	// done hands u back after an exchange: kept for the next one when
 	// reusable, else closed.
-	done(u *upConn, reusable bool)
+	done(u *pool.Conn, reusable bool)
 }
 
 // forward sends an allowed request upstream and relays the response. It
@@ -73,18 +74,18 @@ func (h *httpConn) forward(ctx context.Context, ex *exchange, ups upstreams) boo
 	if err != nil {
 		return h.upstreamFailed(rec, ex.req, err, refuseClose)
 	}
-	rec.addr = u.addr
+	rec.addr = u.Addr
 	var sent chan error
 	resp, err := h.roundTrip(u, ex, body, &sent)
-	if err != nil && body == nil && u.used && idempotent(ex.head.Method) && retryable(err) && !ex.watch.stop() {
+	if err != nil && body == nil && u.Used && idempotent(ex.head.Method) && pool.Retryable(err) && !ex.watch.stop() {
 		ups.done(u, false)
 		if u, err = ups.get(ctx, ex, true); err != nil {
 			return h.upstreamFailed(rec, ex.req, err, refuseClose)
 		}
-		rec.addr = u.addr
+		rec.addr = u.Addr
 		resp, err = h.roundTrip(u, ex, nil, &sent)
 	}
-	u.used = true
+	u.Used = true
 	if err != nil {
 		ups.done(u, false)
 		h.endBody(ex, u, sent)
@@ -107,7 +108,7 @@ func (h *httpConn) forward(ctx context.Context, ex *exchange, ups upstreams) boo
 	keep, upstreamDone := h.relay(ex, resp, u)
 	if !upstreamDone {
 		// First: closing a body not read to its end reads the rest.
-		u.close()
+		u.Close()
 	}
 	resp.Body.Close()
 	sendErr := h.endBody(ex, u, sent)
@@ -139,16 +140,16 @@ func idempotent(method string) bool {
 // roundTrip writes the request (its body from a goroutine of its own,
 // reported on *sent) and reads the response head, skipping interim 1xx
 // answers. A body the client fails to deliver cuts the upstream leg.
-func (h *httpConn) roundTrip(u *upConn, ex *exchange, body *http1.RequestBody, sent *chan error) (*http.Response, error) {
+func (h *httpConn) roundTrip(u *pool.Conn, ex *exchange, body *http1.RequestBody, sent *chan error) (*http.Response, error) {
 	if h.stall > 0 {
-		u.conn.SetWriteDeadline(time.Now().Add(h.stall))
+		u.Net.SetWriteDeadline(time.Now().Add(h.stall))
 	}
-	u.bw.Write(upstreamHead(ex, u))
+	u.BW.Write(upstreamHead(ex, u))
 	if body == nil {
-		if err := u.bw.Flush(); err != nil {
+		if err := u.BW.Flush(); err != nil {
 			return nil, err
 		}
-		ex.watch = h.watchClient(u.close)
+		ex.watch = h.watchClient(u.Close)
 	} else {
 		ch := make(chan error, 1)
 		*sent = ch
@@ -158,24 +159,24 @@ func (h *httpConn) roundTrip(u *upConn, ex *exchange, body *http1.RequestBody, s
 				// The client's body failed (malformed, cut short): the
 				// upstream, waiting for the rest, will not answer, so
 				// the wait for its response ends here.
-				u.close()
+				u.Close()
 			}
 			if err == nil {
-				ex.watch = h.watchClient(u.close)
+				ex.watch = h.watchClient(u.Close)
 			}
 			ch <- err
 		}()
 	}
 	if h.stall > 0 {
-		u.conn.SetReadDeadline(time.Now().Add(h.stall))
+		u.Net.SetReadDeadline(time.Now().Add(h.stall))
 	}
-	if _, err := u.br.Peek(1); err != nil {
-		return nil, &noAnswerError{err}
+	if _, err := u.BR.Peek(1); err != nil {
+		return nil, &pool.NoAnswerError{Err: err}
 	}
-	u.lim.arm()
-	defer u.lim.disarm()
+	u.ArmHeadLimit()
+	defer u.DisarmHeadLimit()
 	for {
-		resp, err := http.ReadResponse(u.br, &http.Request{Method: ex.head.Method})
+		resp, err := http.ReadResponse(u.BR, &http.Request{Method: ex.head.Method})
 		if err != nil {
 			return nil, err
 		}
@@ -192,14 +193,14 @@ func (h *httpConn) roundTrip(u *upConn, ex *exchange, body *http1.RequestBody, s
 // (golang.org/issue/6574): a body sent slowly, or a stream whose client
 // waits for the upstream's answer before it sends more, is not held back
 // in the buffer.
-func (h *httpConn) sendBody(u *upConn, ex *exchange) error {
+func (h *httpConn) sendBody(u *pool.Conn, ex *exchange) error {
 	src := ex.src
-	dst := &stallWriter{w: u.bw, c: u.conn, d: h.stall}
+	dst := &stallWriter{w: u.BW, c: u.Net, d: h.stall}
 	flush := func() error {
 		if h.stall > 0 {
-			u.conn.SetWriteDeadline(time.Now().Add(h.stall))
+			u.Net.SetWriteDeadline(time.Now().Add(h.stall))
 		}
-		return u.bw.Flush()
+		return u.BW.Flush()
 	}
 	var err error
 	if ex.kind == http1.BodyChunked {
@@ -235,7 +236,7 @@ func (f flushingWriter) Write(p []byte) (int, error) {
 // endBody waits for the body sender. If it is still at work (the response
 // came first), the upstream leg is cut and the client read interrupted so
 // that it stops.
-func (h *httpConn) endBody(ex *exchange, u *upConn, sent chan error) error {
+func (h *httpConn) endBody(ex *exchange, u *pool.Conn, sent chan error) error {
 	if sent == nil {
 		return nil
 	}
@@ -244,7 +245,7 @@ func (h *httpConn) endBody(ex *exchange, u *upConn, sent chan error) error {
 		return err
 	default:
 	}
-	u.close()
+	u.Close()
 	ex.src.abort()
 	err := <-sent
 	h.c.raw.SetReadDeadline(time.Time{})
@@ -259,13 +260,13 @@ func (h *httpConn) endBody(ex *exchange, u *upConn, sent chan error) error {
 // header, the client's fields in their order without the ones that stay
 // behind (names folded: '_' and '.' count as '-'), the verdict's edits,
 // the parent's credentials, and the proxy's own framing.
-func upstreamHead(ex *exchange, u *upConn) []byte {
+func upstreamHead(ex *exchange, u *pool.Conn) []byte {
 	h, v := ex.head, ex.verdict
 	var b bytes.Buffer
 	b.Grow(512)
 	b.WriteString(h.Method)
 	b.WriteByte(' ')
-	if u.parent != nil {
+	if u.Parent != nil {
 		b.WriteString(ex.scheme)
 		b.WriteString("://")
 		b.WriteString(http1.HostAuthority(ex.scheme, ex.req.Host, ex.req.Port))
@@ -303,7 +304,7 @@ func upstreamHead(ex *exchange, u *upConn) []byte {
 			hasProxyAuth = hasProxyAuth || http1.FoldName(n) == "proxy-authorization"
 		}
 	}
-	if auth := dial.ProxyAuthorization(u.parent); auth != "" && !hasProxyAuth {
+	if auth := dial.ProxyAuthorization(u.Parent); auth != "" && !hasProxyAuth {
 		writeHeadField(&b, "Proxy-Authorization", auth)
 	}
 	switch {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/bulk"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
@@ -21,10 +22,10 @@ type httpConn struct {
 	bw *bufio.Writer
 
 	// A terminated tunnel's: how long a transfer may stall (0: no
-	// limit), the bulkConn under the client's TLS (nil: none), the
+	// limit), the bulk.Conn under the client's TLS (nil: none), the
 	// Keep-Alive answer of kept-alive responses ("": none).
 	stall     time.Duration
-	bulk      *bulkConn
+	bulk      *bulk.Conn
 	keepAlive string
 
 	wmu          sync.Mutex // orders a 100 Continue against the response head

@@ -7,6 +7,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
@@ -91,7 +92,7 @@ func (h *httpConn) upstreamFailed(rec *record, req *ask.Request, err error, clos
 	}
 	why := unreachableReason(err)
 	h.s.Asker.Refused(req, why)
-	f, text := upstreamFailure(err, req.Host, req.Port, h.trustFix)
+	f, text := pool.Describe(err, req.Host, req.Port, h.trustFix)
 	h.s.warnOnce(f, req.Host, req.Port, text)
 	return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseUnreachable, Kind: req.Kind, Reason: text, Failure: f, Log: why, Host: req.Host}, close)
 }

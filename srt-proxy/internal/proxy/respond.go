@@ -14,7 +14,9 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/bulk"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
@@ -27,7 +29,7 @@ import (
 // has one. keep reports whether the client connection may carry another
 // request; upstreamDone whether the response was read to its end (so u
 // can carry another).
-func (h *httpConn) relay(ex *exchange, resp *http.Response, u *upConn) (keep, upstreamDone bool) {
+func (h *httpConn) relay(ex *exchange, resp *http.Response, u *pool.Conn) (keep, upstreamDone bool) {
 	rec := ex.rec
 	code := resp.StatusCode
 	if code < 200 || code > 999 {
@@ -99,7 +101,7 @@ func (h *httpConn) relay(ex *exchange, resp *http.Response, u *upConn) (keep, up
 			return false, false
 		}
 	}
-	n, err := h.copyBody(resp.Body, u.conn, resp.ContentLength > 0, chunked)
+	n, err := h.copyBody(resp.Body, u.Net, resp.ContentLength > 0, chunked)
 	rec.down = n
 	if err != nil {
 		rec.set(decisionFail, "relaying the response: "+err.Error())
@@ -155,7 +157,7 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b 
 // cut.
 //
 // With gather (a body of known length, read through TLS from src, to a
-// client behind a bulkConn), each read is followed by the records already
+// client behind a bulk.Conn), each read is followed by the records already
 // at hand, and all of it goes to the client in one write.
 func (h *httpConn) copyBody(r io.Reader, src net.Conn, gather, chunked bool) (int64, error) {
 	bp := copyBufs.Get().(*[]byte)
@@ -209,14 +211,14 @@ func (h *httpConn) copyBody(r io.Reader, src net.Conn, gather, chunked bool) (in
 // relayAtHand writes buf[:n] and what r can give without waiting (about
 // gatherLimit in all) to the client in one write: out gathers the TLS
 // records, and reads run with an expired deadline on src, so they return
-// what TLS and the bulkConn under it hold, or a timeout at once. It
+// what TLS and the bulk.Conn under it hold, or a timeout at once. It
 // returns the bytes read beyond n, the read error (not the timeout) and
 // the write error.
-func relayAtHand(w *bufio.Writer, out *bulkConn, r io.Reader, src net.Conn, buf []byte, n int) (more int, rerr, werr error) {
-	out.gather()
+func relayAtHand(w *bufio.Writer, out *bulk.Conn, r io.Reader, src net.Conn, buf []byte, n int) (more int, rerr, werr error) {
+	out.Gather()
 	w.Write(buf[:n])
 	src.SetReadDeadline(time.Unix(1, 0))
-	for n+more < gatherLimit {
+	for n+more < bulk.GatherLimit {
 		m, err := r.Read(buf)
 		if m > 0 {
 			w.Write(buf[:m])
@@ -230,7 +232,7 @@ func relayAtHand(w *bufio.Writer, out *bulkConn, r io.Reader, src net.Conn, buf 
 		}
 	}
 	werr = w.Flush()
-	if ferr := out.flush(); werr == nil {
+	if ferr := out.Flush(); werr == nil {
 		werr = ferr
 	}
 	return more, rerr, werr

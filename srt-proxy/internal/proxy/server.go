@@ -13,6 +13,7 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
@@ -68,7 +69,7 @@ type Server struct {
 	clientWatchDelay time.Duration
 
 	initOnce sync.Once
-	pool     *upstreamPool   // plain-HTTP upstream connections kept alive
+	pool     *pool.Pool      // plain-HTTP upstream connections kept alive
 	strip    map[string]bool // Rules.StripResponseHeaders, folded
 	warned   sync.Map        // destinations Warn was told about
 	ctx      context.Context // cancelled when the server closes for good
@@ -101,7 +102,7 @@ func (s *Server) init() {
 		if s.Mode == nil {
 			s.Mode = refusal.SRTMode{}
 		}
-		s.pool = &upstreamPool{dialer: s.Dialer}
+		s.pool = pool.New(s.Dialer)
 		s.strip = s.Rules.stripSet()
 		s.ctx, s.cancel = context.WithCancel(context.Background())
 		s.listeners = make(map[net.Listener]struct{})
@@ -223,7 +224,7 @@ func (s *Server) Close() {
 	}
 	s.mu.Unlock()
 	s.active.Wait()
-	s.pool.close()
+	s.pool.Close()
 }
 
 func (s *Server) stopAccepting() {

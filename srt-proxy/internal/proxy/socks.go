@@ -12,6 +12,7 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
@@ -131,7 +132,7 @@ func (s *Server) serveSOCKS5(c *conn, br *bufio.Reader) {
 		}
 		why := unreachableReason(err)
 		s.Asker.Refused(req, why)
-		f, _ := upstreamFailure(err, host, port, "")
+		f, _ := pool.Describe(err, host, port, "")
 		refuse(refusal.Refusal{Cause: refusal.CauseUnreachable, Reason: why, Failure: f}, decisionFail)
 		return
 	}

@@ -14,6 +14,8 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/mitm"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/bulk"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
@@ -98,7 +100,7 @@ func (s *Server) terminateTunnel(c *conn, br *bufio.Reader, req *ask.Request, re
 		return
 	}
 	helloAt := time.Now()
-	bulk := &bulkConn{Conn: raw}
+	bulk := &bulk.Conn{Conn: raw}
 	tc := tls.Server(&peekedConn{Conn: bulk, r: br}, t.serverConfig(req.Host, s.Rules.RequireHostMatch))
 	ctx, cancel := context.WithCancel(s.ctx)
 	err := tc.HandshakeContext(ctx)
@@ -154,7 +156,7 @@ func (s *Server) opaqueAfterAnswer(c *conn, req *ask.Request, br *bufio.Reader, 
 		rec.set(decisionFail, why)
 		rec.code = refusal.CodeAddressNotAllowed
 		if refused == nil {
-			f, _ := upstreamFailure(err, req.Host, req.Port, "")
+			f, _ := pool.Describe(err, req.Host, req.Port, "")
 			rec.code = f.Code()
 		}
 		return

@@ -8,6 +8,8 @@ import (
 	"github.com/srt-sandbox/decider/hostname"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/bulk"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
 )
 
 // tlsSession is one terminated tunnel: HTTP/1.1 requests read from the
@@ -18,18 +20,18 @@ type tlsSession struct {
 	t       *Terminate
 	outer   *conn        // the accepted connection: its idle flag, and the upstream closed with it
 	tc      *tls.Conn    // the client's side, decrypted
-	bulk    *bulkConn    // under tc
+	bulk    *bulk.Conn   // under tc
 	h       *httpConn    // HTTP/1.1 over tc: heads, refusals, 100 Continue
 	connect *ask.Request // the CONNECT that opened the tunnel
 	sni     string       // the client's TLS server name, lower-cased; "" when none
 
-	upc *upConn // the upstream connection; nil until the first allowed request
+	upc *pool.Conn // the upstream connection; nil until the first allowed request
 
 	up, down int64  // body bytes over the tunnel's life, for the CONNECT's record
 	addr     string // the upstream address last dialled
 }
 
-func newTLSSession(s *Server, outer *conn, tc *tls.Conn, bulk *bulkConn, connect *ask.Request) *tlsSession {
+func newTLSSession(s *Server, outer *conn, tc *tls.Conn, bulk *bulk.Conn, connect *ask.Request) *tlsSession {
 	x := &tlsSession{s: s, t: s.TLS, outer: outer, tc: tc, bulk: bulk, connect: connect,
 		sni: hostname.LowerASCII(tc.ConnectionState().ServerName)}
 	x.h = &httpConn{s: s, c: &conn{raw: tc}, br: bufio.NewReaderSize(tc, 4096), bw: bufio.NewWriterSize(tc, 4096),

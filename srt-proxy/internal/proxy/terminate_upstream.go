@@ -3,6 +3,9 @@ package proxy
 import (
 	"context"
 	"net"
+
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/bulk"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
 )
 
 // upstream returns the tunnel's upstream connection: the kept one if it
@@ -10,17 +13,17 @@ import (
 // (dial.Dialer.TLS: the resolved-address check, the parent proxy,
 // certificate verification against the Terminate's roots). The dial is
 // bounded by the handshake timeout.
-func (x *tlsSession) upstream(ctx context.Context, fresh bool) (*upConn, error) {
+func (x *tlsSession) upstream(ctx context.Context, fresh bool) (*pool.Conn, error) {
 	if x.upc != nil {
-		if !fresh && x.upc.alive() {
+		if !fresh && x.upc.Alive() {
 			return x.upc, nil
 		}
 		x.dropUpstream()
 	}
 	ctx, cancel := context.WithTimeout(ctx, orDefault(x.t.HandshakeTimeout, defaultHandshakeTimeout))
 	defer cancel()
-	var bulk *bulkConn
-	wrap := func(c net.Conn) net.Conn { bulk = &bulkConn{Conn: c}; return bulk }
+	var bc *bulk.Conn
+	wrap := func(c net.Conn) net.Conn { bc = &bulk.Conn{Conn: c}; return bc }
 	tc, dialed, err := x.s.Dialer.TLS(ctx, x.connect.Host, x.connect.Port, x.t.upstream, wrap)
 	x.addr = dialed.Addr
 	if err != nil {
@@ -28,17 +31,17 @@ func (x *tlsSession) upstream(ctx context.Context, fresh bool) (*upConn, error) 
 	}
 	if !x.outer.setUpstream(tc) { // closed with the client, and at shutdown
 		tc.Close()
-		return nil, errServerClosing
+		return nil, pool.ErrServerClosing
 	}
-	x.upc = newUpConn(tc, bulk.Conn, dialed.Addr)
-	x.upc.bulk = bulk
+	x.upc = pool.NewConn(tc, bc.Conn, dialed.Addr)
+	x.upc.Bulk = bc
 	return x.upc, nil
 }
 
 // dropUpstream closes the upstream connection.
 func (x *tlsSession) dropUpstream() {
 	if x.upc != nil {
-		x.upc.close()
+		x.upc.Close()
 		x.upc = nil
 	}
 }
@@ -47,15 +50,15 @@ func (x *tlsSession) dropUpstream() {
 // upstream connection: the tunnel's own, kept alive between them.
 type tunnelUpstream struct{ x *tlsSession }
 
-func (t tunnelUpstream) get(ctx context.Context, _ *exchange, fresh bool) (*upConn, error) {
+func (t tunnelUpstream) get(ctx context.Context, _ *exchange, fresh bool) (*pool.Conn, error) {
 	return t.x.upstream(ctx, fresh)
 }
 
-func (t tunnelUpstream) done(u *upConn, reusable bool) {
+func (t tunnelUpstream) done(u *pool.Conn, reusable bool) {
 	if reusable {
 		return
 	}
-	u.close()
+	u.Close()
 	if t.x.upc == u {
 		t.x.upc = nil
 	}

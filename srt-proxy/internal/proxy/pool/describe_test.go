@@ -1,4 +1,4 @@
-package proxy
+package pool
 
 import (
 	"crypto/x509"
@@ -37,20 +37,20 @@ func TestUpstreamFailureText(t *testing.T) {
 			"upstream up.test:443, through the parent proxy p.test:3128: connection refused"},
 		{"no route", unreachable(&net.OpError{Op: "dial", Net: "tcp", Err: os.NewSyscallError("connect", syscall.EHOSTUNREACH)}, ""), "", refusal.UpstreamUnreachable,
 			"upstream up.test:443: unreachable (no route to host)"},
-		{"reset before the answer", &noAnswerError{os.NewSyscallError("read", syscall.ECONNRESET)}, "", refusal.UpstreamFailed,
+		{"reset before the answer", &NoAnswerError{os.NewSyscallError("read", syscall.ECONNRESET)}, "", refusal.UpstreamFailed,
 			"upstream up.test:443: failed (connection reset by peer)"},
-		{"closed before the answer", &noAnswerError{io.EOF}, "", refusal.UpstreamFailed,
+		{"closed before the answer", &NoAnswerError{io.EOF}, "", refusal.UpstreamFailed,
 			"upstream up.test:443: failed (it closed the connection without answering)"},
 		{"stalled", fmt.Errorf("read: %w", os.ErrDeadlineExceeded), "", refusal.UpstreamTimedOut,
 			"upstream up.test:443: timed out"},
 		{"not HTTP", errors.New(`malformed HTTP response "SSH-2.0"`), "", refusal.UpstreamFailed,
 			"upstream up.test:443: failed (its answer is not a valid HTTP/1.x response)"},
-		{"stopping", errServerClosing, "", refusal.UpstreamFailed,
+		{"stopping", ErrServerClosing, "", refusal.UpstreamFailed,
 			"upstream up.test:443: failed (srt-proxy is stopping)"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			f, text := upstreamFailure(tt.err, "up.test", 443, tt.trustFix)
+			f, text := Describe(tt.err, "up.test", 443, tt.trustFix)
 			if f != tt.want || text != tt.text {
 				t.Errorf("got %v %q\nwant %v %q", f, text, tt.want, tt.text)
 			}

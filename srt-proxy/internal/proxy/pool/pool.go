@@ -1,4 +1,4 @@
-package proxy
+package pool
 
 import (
 	"context"
@@ -18,51 +18,54 @@ const (
 	upstreamIdleFor = 90 * time.Second // an idle upstream connection is closed after this
 )
 
-// upKey is the destination of a pooled connection.
-type upKey struct {
-	scheme, host string
-	port         int
+// Key is the destination of a pooled connection.
+type Key struct {
+	Scheme, Host string
+	Port         int
 }
 
-// upstreamPool keeps the upstream connections of plain-HTTP requests alive
+// Pool keeps the upstream connections of plain-HTTP requests alive
 // between requests, for any client connection to reuse. Every new
 // connection is opened by dial.Dialer.HTTP (the resolved-address check
 // included), and a connection is reused only under the address policy it
 // was checked under: once the lists change, the next request to that
 // destination dials anew.
-type upstreamPool struct {
+type Pool struct {
 	dialer *dial.Dialer
 
 	mu     sync.Mutex
-	idle   map[upKey][]*upConn // most recently used last
+	idle   map[Key][]*Conn // most recently used last
 	n      int
 	closed bool
 }
 
+// New is an empty pool whose connections d opens.
+func New(d *dial.Dialer) *Pool { return &Pool{dialer: d} }
+
 // policy is the address policy in force now (the dialer's, compared by
 // identity: this package applies none).
-func (p *upstreamPool) policy() any {
+func (p *Pool) policy() any {
 	if p.dialer.Policy == nil {
 		return nil
 	}
 	return p.dialer.Policy()
 }
 
-// get returns a connection to key: an idle one that is still alive unless
+// Get returns a connection to key: an idle one that is still alive unless
 // fresh is asked for, else a new one.
-func (p *upstreamPool) get(ctx context.Context, key upKey, fresh bool) (*upConn, error) {
+func (p *Pool) Get(ctx context.Context, key Key, fresh bool) (*Conn, error) {
 	if !fresh {
 		for u := p.take(key); u != nil; u = p.take(key) {
-			if u.alive() {
+			if u.Alive() {
 				return u, nil
 			}
-			u.close()
+			u.Close()
 		}
 	}
 	checked := p.policy() // before the dial: at worst, older than the one it applied
 	var raw net.Conn
 	wrap := func(c net.Conn) net.Conn { raw = c; return c }
-	c, dialed, err := p.dialer.HTTP(ctx, key.scheme, key.host, key.port, wrap)
+	c, dialed, err := p.dialer.HTTP(ctx, key.Scheme, key.Host, key.Port, wrap)
 	if err != nil {
 		return nil, err
 	}
@@ -72,14 +75,14 @@ func (p *upstreamPool) get(ctx context.Context, key upKey, fresh bool) (*upConn,
 			raw = tc.NetConn() // an https:// parent: alive looks at its socket
 		}
 	}
-	u := newUpConn(c, raw, dialed.Addr)
+	u := NewConn(c, raw, dialed.Addr)
 	u.key, u.policy = key, checked
-	if key.scheme == "http" {
+	if key.Scheme == "http" {
 		// Requests go to the parent itself: absolute form, its
 		// credentials. An https:// destination is reached through the
 		// parent's CONNECT, and what goes inside its TLS is for the
 		// origin alone.
-		u.parent = dialed.Parent
+		u.Parent = dialed.Parent
 	}
 	return u, nil
 }
@@ -87,7 +90,7 @@ func (p *upstreamPool) get(ctx context.Context, key upKey, fresh bool) (*upConn,
 // take removes the most recently used idle connection to key from the
 // pool, its watch ended; nil when there is none checked under the policy
 // in force.
-func (p *upstreamPool) take(key upKey) *upConn {
+func (p *Pool) take(key Key) *Conn {
 	u := p.pop(key)
 	if u != nil {
 		u.unwatch()
@@ -95,7 +98,7 @@ func (p *upstreamPool) take(key upKey) *upConn {
 	return u
 }
 
-func (p *upstreamPool) pop(key upKey) *upConn {
+func (p *Pool) pop(key Key) *Conn {
 	cur := p.policy()
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -110,25 +113,25 @@ func (p *upstreamPool) pop(key upKey) *upConn {
 			p.idle[key] = list
 			return u
 		}
-		u.close() // checked under lists no longer in force
+		u.Close() // checked under lists no longer in force
 	}
 	delete(p.idle, key)
 	return nil
 }
 
-// put returns a connection that can carry another request to the pool, or
+// Put returns a connection that can carry another request to the pool, or
 // closes it when the pool is full or closed or the lists changed since it
 // was checked.
-func (p *upstreamPool) put(u *upConn) {
+func (p *Pool) Put(u *Conn) {
 	cur := p.policy()
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.closed || u.policy != cur || p.n >= maxIdle || len(p.idle[u.key]) >= maxIdlePerKey {
-		u.close()
+		u.Close()
 		return
 	}
 	if p.idle == nil {
-		p.idle = make(map[upKey][]*upConn)
+		p.idle = make(map[Key][]*Conn)
 	}
 	p.idle[u.key] = append(p.idle[u.key], u)
 	p.n++
@@ -147,7 +150,7 @@ func (p *upstreamPool) put(u *upConn) {
 // it. It reads nothing: a goroutine waits on the poller for readability,
 // peeking, until then, or until unwatch (a read deadline) or a close ends
 // the wait. A connection it cannot look into is left to the idle timer.
-func (p *upstreamPool) watch(u *upConn) {
+func (p *Pool) watch(u *Conn) {
 	sc, ok := u.raw.(syscall.Conn)
 	if !ok {
 		return
@@ -172,7 +175,7 @@ func (p *upstreamPool) watch(u *upConn) {
 }
 
 // unwatch ends u's watch and waits for it, leaving no read deadline.
-func (u *upConn) unwatch() {
+func (u *Conn) unwatch() {
 	if u.watched == nil {
 		return
 	}
@@ -183,7 +186,7 @@ func (u *upConn) unwatch() {
 }
 
 // expire closes u if it is still idle in the pool.
-func (p *upstreamPool) expire(u *upConn) {
+func (p *Pool) expire(u *Conn) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	list := p.idle[u.key]
@@ -194,47 +197,22 @@ func (p *upstreamPool) expire(u *upConn) {
 				delete(p.idle, u.key)
 			}
 			p.n--
-			u.close()
+			u.Close()
 			return
 		}
 	}
 }
 
-// close closes the idle connections, and those put back from now on.
-func (p *upstreamPool) close() {
+// Close closes the idle connections, and those put back from now on.
+func (p *Pool) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.closed = true
 	for _, list := range p.idle {
 		for _, u := range list {
 			u.expiry.Stop()
-			u.close()
+			u.Close()
 		}
 	}
 	p.idle, p.n = nil, 0
-}
-
-// pooledUpstream is where the plain-HTTP requests of one client
-// connection get their upstream connections: from the server's pool. The
-// one in use is closed with the client connection (and at shutdown).
-type pooledUpstream struct{ h *httpConn }
-
-func (pu pooledUpstream) get(ctx context.Context, ex *exchange, fresh bool) (*upConn, error) {
-	u, err := pu.h.s.pool.get(ctx, upKey{ex.scheme, ex.req.Host, ex.req.Port}, fresh)
-	if err != nil {
-		return nil, err
-	}
-	if !pu.h.c.setUpstream(u.conn) {
-		u.close()
-		return nil, errServerClosing
-	}
-	return u, nil
-}
-
-func (pu pooledUpstream) done(u *upConn, reusable bool) {
-	if pu.h.c.setUpstream(nil) && reusable {
-		pu.h.s.pool.put(u)
-		return
-	}
-	u.close()
 }

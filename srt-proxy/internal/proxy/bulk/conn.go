@@ -1,30 +1,34 @@
-package proxy
+// Package bulk batches the TLS records of a terminated tunnel: Conn sits
+// between crypto/tls and the TCP connection of either leg, reads many
+// records per system call, and gathers the records of several writes into
+// one. It holds no buffer while idle.
+package bulk
 
 import (
 	"net"
 	"sync"
 )
 
-// bulkSize is the read size of a bulkConn (16 TLS records per system call)
+// Size is the read size of a Conn (16 TLS records per system call)
 // and the size of its gathering buffer. Measured on loopback with 256 MiB
 // through a terminated tunnel: 64 KiB gave 0.50–0.56 of an opaque
 // tunnel's throughput, 256 KiB 0.61–0.62.
-const bulkSize = 256 << 10
+const Size = 256 << 10
 
-// gatherLimit is how much plaintext relayAtHand gathers for one write: the
+// GatherLimit is how much plaintext a relay gathers for one write: the
 // records (22 bytes more per 16 KiB), the response head and one more read
-// (32 KiB) still fit bulkSize.
-const gatherLimit = bulkSize - 64<<10
+// (32 KiB) still fit Size.
+const GatherLimit = Size - 64<<10
 
-var bulkBufs = sync.Pool{New: func() any { b := make([]byte, bulkSize); return &b }}
+var bulkBufs = sync.Pool{New: func() any { b := make([]byte, Size); return &b }}
 
-// bulkConn is the TCP connection under one side of a terminated tunnel's
+// Conn is the TCP connection under one side of a terminated tunnel's
 // TLS. crypto/tls reads and writes one record (at most 16 KiB) per system
-// call; bulkConn reads up to bulkSize at once and serves the records from
+// call; Conn reads up to Size at once and serves the records from
 // that, and while gathering it collects the records written into one
 // write. Its buffers come from a pool and go back when drained or
 // flushed, so an idle connection holds none.
-type bulkConn struct {
+type Conn struct {
 	net.Conn
 
 	rbuf *[]byte // bytes read ahead; nil when drained
@@ -35,11 +39,11 @@ type bulkConn struct {
 	wbuf      *[]byte
 }
 
-// Read serves bytes read ahead, or reads up to bulkSize. crypto/tls calls
+// Read serves bytes read ahead, or reads up to Size. crypto/tls calls
 // it from one goroutine at a time.
-func (c *bulkConn) Read(p []byte) (int, error) {
+func (c *Conn) Read(p []byte) (int, error) {
 	if c.rbuf == nil {
-		if len(p) >= bulkSize {
+		if len(p) >= Size {
 			return c.Conn.Read(p)
 		}
 		b := bulkBufs.Get().(*[]byte)
@@ -60,19 +64,19 @@ func (c *bulkConn) Read(p []byte) (int, error) {
 	return n, nil
 }
 
-// buffered reports whether bytes read ahead wait to be served.
-func (c *bulkConn) buffered() bool { return c.rbuf != nil }
+// Buffered reports whether bytes read ahead wait to be served.
+func (c *Conn) Buffered() bool { return c.rbuf != nil }
 
-// gather makes writes collect in memory until flush writes them at once:
+// Gather makes writes collect in memory until Flush writes them at once:
 // the records of several TLS writes in one system call.
-func (c *bulkConn) gather() {
+func (c *Conn) Gather() {
 	c.wmu.Lock()
 	c.gathering = true
 	c.wmu.Unlock()
 }
 
 // Write writes p, or collects it while gathering.
-func (c *bulkConn) Write(p []byte) (int, error) {
+func (c *Conn) Write(p []byte) (int, error) {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	if c.gathering {
@@ -86,8 +90,8 @@ func (c *bulkConn) Write(p []byte) (int, error) {
 	return c.Conn.Write(p)
 }
 
-// flush writes what was gathered and stops gathering.
-func (c *bulkConn) flush() error {
+// Flush writes what was gathered and stops gathering.
+func (c *Conn) Flush() error {
 	c.wmu.Lock()
 	defer c.wmu.Unlock()
 	c.gathering = false
@@ -95,8 +99,8 @@ func (c *bulkConn) flush() error {
 		return nil
 	}
 	_, err := c.Conn.Write(*c.wbuf)
-	if cap(*c.wbuf) == bulkSize {
-		*c.wbuf = (*c.wbuf)[:bulkSize]
+	if cap(*c.wbuf) == Size {
+		*c.wbuf = (*c.wbuf)[:Size]
 		bulkBufs.Put(c.wbuf)
 	}
 	c.wbuf = nil
