@@ -23,6 +23,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/mitm"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy"
 	render "github.com/srt-sandbox/srt-proxy/internal/proxy/refusal" // "refusal" is a helper of the tests
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/rules"
 )
 
 // runProxyOnly serves proxy-only mode until it is told to stop, and
@@ -113,10 +114,10 @@ func runProxyOnly(o *proxyOnlyOpts, stderr io.Writer) int {
 		ProxyOnly:    po,
 		// The fixed policy (§2.2): nothing it cannot inspect is tunnelled,
 		// the Host must name the target, targets go as spelled.
-		Rules: proxy.Rules{
+		Rules: rules.Rules{
 			RefuseOpaqueTunnels:  true,
 			RequireHostMatch:     true,
-			AmbiguousTarget:      proxy.TargetAsSpelled,
+			AmbiguousTarget:      rules.TargetAsSpelled,
 			StripResponseHeaders: o.strip,
 			PlaintextHeaderSet:   o.plaintextHeaderSet,
 		},

@@ -18,25 +18,26 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/link"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy"
 	render "github.com/srt-sandbox/srt-proxy/internal/proxy/refusal" // "refusal" is a helper of the tests
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/rules"
 )
 
 // srtOptions are the settings of srt's mode: its flags, and the request
 // options as the proxy takes them.
 type srtOptions struct {
 	srtlink.ProxyFlags
-	rules proxy.Rules
+	rules rules.Rules
 }
 
 // targetModes are the values of --ambiguous-target (srtlink.AmbiguousTargets).
-var targetModes = map[string]proxy.TargetMode{
-	"refuse": proxy.TargetRefuse, "asSpelled": proxy.TargetAsSpelled, "normalize": proxy.TargetNormalize,
+var targetModes = map[string]rules.TargetMode{
+	"refuse": rules.TargetRefuse, "asSpelled": rules.TargetAsSpelled, "normalize": rules.TargetNormalize,
 }
 
 // srtOptionsOf is the settings of srt's mode that f gives (checked by
 // srtlink.ParseProxyFlags).
 func srtOptionsOf(f srtlink.ProxyFlags) srtOptions {
 	r := f.Rules
-	o := srtOptions{ProxyFlags: f, rules: proxy.Rules{
+	o := srtOptions{ProxyFlags: f, rules: rules.Rules{
 		RefuseOpaqueTunnels: r.RefuseOpaqueTunnels, RequireHostMatch: r.RequireHostMatch,
 		StripResponseHeaders: r.StripResponseHeaders, PlaintextHeaderSet: r.PlaintextHeaderSet,
 	}}

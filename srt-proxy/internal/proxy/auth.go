@@ -1,11 +1,11 @@
 package proxy
 
 import (
-	"crypto/subtle"
 	"encoding/base64"
 	"strings"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
 // checkBasic checks a Proxy-Authorization value, "Basic base64(user:pass)"
@@ -28,12 +28,7 @@ func checkBasic(value, token string) (string, bool) {
 	if !ok || user == "" {
 		return "", false
 	}
-	return user, tokenEqual(pass, token)
-}
-
-// tokenEqual compares a presented password with the token in constant time.
-func tokenEqual(got, token string) bool {
-	return token != "" && subtle.ConstantTimeCompare([]byte(got), []byte(token)) == 1
+	return user, serve.TokenEqual(pass, token)
 }
 
 // authenticate checks a request head's proxy credentials. With no token

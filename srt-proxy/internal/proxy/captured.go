@@ -8,6 +8,7 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
 // Captured is a connection the sandbox made to an address outside it,
@@ -51,7 +52,7 @@ const whyCaptureProxyOnly = "captured connections are served in srt's mode only"
 //	             └─ terminate (as an allowed CONNECT), or dial + tunnel (splice)
 func (s *Server) ServeCaptured(c net.Conn, d Captured) {
 	s.init()
-	cc := &conn{raw: c}
+	cc := &serve.Conn{Raw: c}
 	if !s.track(cc) {
 		c.Close()
 		return
@@ -61,22 +62,22 @@ func (s *Server) ServeCaptured(c net.Conn, d Captured) {
 		s.Observer.ConnOpened()
 		defer s.Observer.ConnClosed()
 	}
-	rec := newRecord(recordCapture)
-	rec.user, rec.host, rec.port = d.User, d.Host, d.Port
+	rec := serve.NewRecord(recordCapture)
+	rec.User, rec.Host, rec.Port = d.User, d.Host, d.Port
 	defer func() {
-		if rec.decision != decisionAllow {
+		if rec.Decision != serve.Allow {
 			resetOnClose(c)
 		}
-		cc.close()
+		cc.Close()
 		s.log(rec)
 	}()
 	switch {
 	case d.Refuse != "":
-		rec.set(decisionDeny, d.Refuse)
-		rec.code = refusal.CodeHostNotAllowed
+		rec.Set(serve.Deny, d.Refuse)
+		rec.Code = refusal.CodeHostNotAllowed
 		return
 	case s.ProxyOnly != nil:
-		rec.set(decisionDeny, whyCaptureProxyOnly)
+		rec.Set(serve.Deny, whyCaptureProxyOnly)
 		return
 	}
 	var br *bufio.Reader
@@ -86,7 +87,7 @@ func (s *Server) ServeCaptured(c net.Conn, d Captured) {
 		br = bufio.NewReaderSize(c, 5+1<<14)
 		c.SetReadDeadline(time.Now().Add(orDefault(t.HandshakeTimeout, defaultHandshakeTimeout)))
 		if name := helloServerName(br); name != "" {
-			d.Host, rec.host = name, name
+			d.Host, rec.Host = name, name
 		}
 		c.SetReadDeadline(time.Time{})
 	}
@@ -95,8 +96,8 @@ func (s *Server) ServeCaptured(c net.Conn, d Captured) {
 	defer cancel()
 	v, err := s.Asker.Ask(ctx, req)
 	if err != nil {
-		rec.set(decisionFail, refusal.DeciderReason(err.Error()))
-		rec.code = refusal.CodeDeciderUnavailable
+		rec.Set(serve.Fail, refusal.DeciderReason(err.Error()))
+		rec.Code = refusal.CodeDeciderUnavailable
 		return
 	}
 	if !v.Allow {
@@ -104,11 +105,11 @@ func (s *Server) ServeCaptured(c net.Conn, d Captured) {
 		if reason == "" {
 			reason = refusal.CauseDenied.Name()
 		}
-		rec.set(decisionDeny, reason)
-		rec.code = refusal.CodeDecider
+		rec.Set(serve.Deny, reason)
+		rec.Code = refusal.CodeDecider
 		return
 	}
-	rec.set(decisionAllow, v.Reason)
+	rec.Set(serve.Allow, v.Reason)
 	if t == nil || t.excluded(req.Host) {
 		s.captureOpaque(cc, br, req, rec) // br is nil unless it peeked
 		return
@@ -121,8 +122,8 @@ func (s *Server) ServeCaptured(c net.Conn, d Captured) {
 		if t.firstRefusal(req.User) {
 			s.Asker.Refused(req, refusal.WhyTooManyTunnels)
 		}
-		rec.set(decisionDeny, refusal.WhyTooManyTunnels)
-		rec.code = refusal.CodeTooManyTunnels
+		rec.Set(serve.Deny, refusal.WhyTooManyTunnels)
+		rec.Code = refusal.CodeTooManyTunnels
 		return
 	}
 	s.terminateTunnel(cc, br, req, rec)
@@ -131,11 +132,11 @@ func (s *Server) ServeCaptured(c net.Conn, d Captured) {
 // captureOpaque tunnels an allowed captured connection that is not
 // terminated: refused under Rules.RefuseOpaqueTunnels (the decider is
 // told), dialled and spliced otherwise.
-func (s *Server) captureOpaque(c *conn, br *bufio.Reader, req *ask.Request, rec *record) {
+func (s *Server) captureOpaque(c *serve.Conn, br *bufio.Reader, req *ask.Request, rec *serve.Record) {
 	if s.Rules.RefuseOpaqueTunnels {
 		s.Asker.Refused(req, refusal.WhyOpaqueTunnel)
-		rec.set(decisionDeny, refusal.WhyOpaqueTunnel)
-		rec.code = refusal.CodeOpaqueTunnel
+		rec.Set(serve.Deny, refusal.WhyOpaqueTunnel)
+		rec.Code = refusal.CodeOpaqueTunnel
 		return
 	}
 	s.opaqueAfterAnswer(c, req, br, rec)

@@ -1,12 +1,12 @@
 package proxy
 
 import (
-	"bufio"
 	"net"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
 // connectEstablished is the answer to an allowed CONNECT.
@@ -14,20 +14,20 @@ const connectEstablished = "HTTP/1.1 200 Connection Established\r\n\r\n"
 
 // serveConnect serves a CONNECT: authenticate, parse the target, ask, dial,
 // answer 200 and tunnel. Every refusal closes the connection.
-func (h *httpConn) serveConnect(head *http1.RequestHead, rec *record) {
+func (h *httpConn) serveConnect(head *http1.RequestHead, rec *serve.Record) {
 	user, _, ok := h.s.authenticate(head)
 	if !ok {
 		h.refuse(rec, refusal.Refusal{Cause: refusal.CauseAuth, Kind: ask.KindConnect}, true)
 		return
 	}
-	rec.user = user
+	rec.User = user
 	host, port, err := http1.ParseConnectTarget(head.Target)
 	if err != nil {
 		h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindConnect, Reason: err.Error()}, true)
 		return
 	}
 	req := &ask.Request{Kind: ask.KindConnect, User: user, Method: "CONNECT", Host: host, Port: port, Path: "*"}
-	rec.about(req)
+	rec.About(req)
 	ctx, cancel := h.requestContext()
 	defer cancel()
 	v, err := h.s.Asker.Ask(ctx, req)
@@ -43,7 +43,7 @@ func (h *httpConn) serveConnect(head *http1.RequestHead, rec *record) {
 		return
 	}
 	up, dialed, err := h.s.Dialer.Tunnel(ctx, host, port)
-	rec.addr = dialed.Addr
+	rec.Addr = dialed.Addr
 	if err != nil {
 		h.upstreamFailed(rec, req, err, true)
 		return
@@ -51,49 +51,35 @@ func (h *httpConn) serveConnect(head *http1.RequestHead, rec *record) {
 	h.bw.WriteString(connectEstablished)
 	if err := h.bw.Flush(); err != nil {
 		up.Close()
-		rec.set(decisionFail, "writing the CONNECT answer: "+err.Error())
+		rec.Set(serve.Fail, "writing the CONNECT answer: "+err.Error())
 		h.s.log(rec)
 		return
 	}
-	rec.set(decisionAllow, v.Reason)
-	early := takeBuffered(h.br)
+	rec.Set(serve.Allow, v.Reason)
+	early := serve.TakeBuffered(h.br)
 	h.br, h.bw = nil, nil // an idle tunnel holds no buffers
 	h.s.runTunnel(h.c, early, up, rec)
 	h.s.log(rec)
 }
 
-// takeBuffered returns a copy of the bytes br holds that the client sent
-// after its request (the start of the tunnel's stream); nil for a nil br.
-func takeBuffered(br *bufio.Reader) []byte {
-	if br == nil {
-		return nil
-	}
-	n := br.Buffered()
-	if n == 0 {
-		return nil
-	}
-	b, _ := br.Peek(n)
-	return append([]byte(nil), b...)
-}
-
 // runTunnel relays between the client and up until both are done, first
 // sending up what the client sent early. The bytes are counted into rec.
-func (s *Server) runTunnel(c *conn, early []byte, up net.Conn, rec *record) {
-	if !c.setUpstream(up) {
+func (s *Server) runTunnel(c *serve.Conn, early []byte, up net.Conn, rec *serve.Record) {
+	if !c.SetUpstream(up) {
 		up.Close()
-		rec.set(decisionFail, "server closing")
+		rec.Set(serve.Fail, "server closing")
 		return
 	}
-	defer s.tunnelOpened(rec.kind)()
+	defer s.tunnelOpened(rec.Kind)()
 	if len(early) > 0 {
 		n, err := up.Write(early)
-		rec.up += int64(n)
+		rec.Up += int64(n)
 		if err != nil {
-			rec.set(decisionFail, "writing to the upstream: "+err.Error())
+			rec.Set(serve.Fail, "writing to the upstream: "+err.Error())
 			return
 		}
 	}
-	n, m := tunnel(c.raw, up)
-	rec.up += n
-	rec.down += m
+	n, m := serve.Tunnel(c.Raw, up)
+	rec.Up += n
+	rec.Down += m
 }

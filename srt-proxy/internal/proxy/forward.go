@@ -18,6 +18,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
 // exchange is one allowed request on its way upstream.
@@ -32,10 +33,10 @@ type exchange struct {
 	length     int64
 	wantsClose bool
 	// Which client fields stay behind: proxyOnly drops every hop-by-hop
-	// Field (DropProxyOnly); otherwise DropRequestHeader applies, with
+	// field (http1.DropProxyOnly); otherwise http1.DropRequestHeader applies, with
 	// authConsumed saying the Proxy-Authorization carried our token.
 	proxyOnly, authConsumed bool
-	rec                     *record
+	rec                     *serve.Record
 	rb                      *http1.RequestBody // the body as framed on the wire; nil when none
 	body                    *peekBody          // the body as the decider saw it (its first bytes may be held); nil: rb as it is
 	src                     *stallReader       // what the body sender reads
@@ -68,13 +69,13 @@ func (h *httpConn) forward(ctx context.Context, ex *exchange, ups upstreams) boo
 		if ex.body != nil {
 			r = ex.body.forward()
 		}
-		ex.src = &stallReader{r: r, c: h.c.raw, d: h.stall}
+		ex.src = &stallReader{r: r, c: h.c.Raw, d: h.stall}
 	}
 	u, err := ups.get(ctx, ex, false)
 	if err != nil {
 		return h.upstreamFailed(rec, ex.req, err, refuseClose)
 	}
-	rec.addr = u.Addr
+	rec.Addr = u.Addr
 	var sent chan error
 	resp, err := h.roundTrip(u, ex, body, &sent)
 	if err != nil && body == nil && u.Used && idempotent(ex.head.Method) && pool.Retryable(err) && !ex.watch.stop() {
@@ -82,7 +83,7 @@ func (h *httpConn) forward(ctx context.Context, ex *exchange, ups upstreams) boo
 		if u, err = ups.get(ctx, ex, true); err != nil {
 			return h.upstreamFailed(rec, ex.req, err, refuseClose)
 		}
-		rec.addr = u.Addr
+		rec.Addr = u.Addr
 		resp, err = h.roundTrip(u, ex, nil, &sent)
 	}
 	u.Used = true
@@ -90,21 +91,21 @@ func (h *httpConn) forward(ctx context.Context, ex *exchange, ups upstreams) boo
 		ups.done(u, false)
 		h.endBody(ex, u, sent)
 		if ex.watch.stop() {
-			rec.set(decisionFail, "the client went away before the upstream answered")
+			rec.Set(serve.Fail, "the client went away before the upstream answered")
 			return false
 		}
 		complete := true
 		if body != nil {
 			if cerr := body.ClientErr(); cerr != nil {
-				rec.set(decisionFail, "reading the request body: "+cerr.Error())
+				rec.Set(serve.Fail, "reading the request body: "+cerr.Error())
 				return false
 			}
-			rec.up = body.BytesRead()
+			rec.Up = body.BytesRead()
 			complete = body.Finish()
 		}
 		return h.upstreamFailed(rec, ex.req, err, ex.wantsClose || !complete)
 	}
-	rec.set(decisionAllow, ex.verdict.Reason)
+	rec.Set(serve.Allow, ex.verdict.Reason)
 	keep, upstreamDone := h.relay(ex, resp, u)
 	if !upstreamDone {
 		// First: closing a body not read to its end reads the rest.
@@ -116,11 +117,11 @@ func (h *httpConn) forward(ctx context.Context, ex *exchange, ups upstreams) boo
 	// was done: only the kept connection is lost.
 	gone := ex.watch.stop()
 	if gone && !upstreamDone {
-		rec.set(decisionFail, "the client went away before the response was complete")
+		rec.Set(serve.Fail, "the client went away before the response was complete")
 	}
 	if body != nil {
 		keep = body.Finish() && keep
-		rec.up = body.BytesRead()
+		rec.Up = body.BytesRead()
 	}
 	ups.done(u, upstreamDone && !resp.Close && sendErr == nil && !gone)
 	return keep && !gone
@@ -248,7 +249,7 @@ func (h *httpConn) endBody(ex *exchange, u *pool.Conn, sent chan error) error {
 	u.Close()
 	ex.src.abort()
 	err := <-sent
-	h.c.raw.SetReadDeadline(time.Time{})
+	h.c.Raw.SetReadDeadline(time.Time{})
 	if err == nil {
 		err = errors.New("request body cut short")
 	}

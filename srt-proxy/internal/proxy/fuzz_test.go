@@ -14,6 +14,7 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
 // fuzzAsker allows, denies or fails depending on the request, so every
@@ -82,7 +83,7 @@ func fuzzServer() *Server {
 func converse(t *testing.T, s *Server, data []byte) {
 	s.init()
 	client, server := net.Pipe()
-	c := &conn{raw: server}
+	c := &serve.Conn{Raw: server}
 	if !s.track(c) {
 		t.Fatal("server closed")
 	}

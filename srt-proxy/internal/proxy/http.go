@@ -12,12 +12,13 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/bulk"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
 // httpConn is a client connection speaking HTTP/1.x to the proxy.
 type httpConn struct {
 	s  *Server
-	c  *conn
+	c  *serve.Conn
 	br *bufio.Reader
 	bw *bufio.Writer
 
@@ -40,29 +41,29 @@ type httpConn struct {
 // serveHTTP serves requests on a connection until it closes or one of
 // them ends it (a CONNECT, a refusal that closes, a client asking for
 // close).
-func (s *Server) serveHTTP(c *conn, br *bufio.Reader) {
-	h := &httpConn{s: s, c: c, br: br, bw: bufio.NewWriterSize(c.raw, 4096)}
+func (s *Server) serveHTTP(c *serve.Conn, br *bufio.Reader) {
+	h := &httpConn{s: s, c: c, br: br, bw: bufio.NewWriterSize(c.Raw, 4096)}
 	defer func() {
 		if h.br != nil { // not a tunnel: the last answer must not be lost to a reset
-			lingerClose(c.raw)
+			serve.LingerClose(c.Raw)
 		}
 	}()
 	for first := true; ; first = false {
 		if !first {
 			// Wait for the next request; an idle connection is closed at
 			// shutdown.
-			c.idle.Store(true)
+			c.Idle.Store(true)
 			if s.isClosing() {
 				return
 			}
-			c.raw.SetReadDeadline(time.Now().Add(idleTimeout))
+			c.Raw.SetReadDeadline(time.Now().Add(idleTimeout))
 			_, err := h.br.Peek(1)
-			c.idle.Store(false)
+			c.Idle.Store(false)
 			if err != nil {
 				return
 			}
 		}
-		c.raw.SetReadDeadline(time.Now().Add(headTimeout))
+		c.Raw.SetReadDeadline(time.Now().Add(headTimeout))
 		if !h.serveOne() {
 			return
 		}
@@ -75,17 +76,17 @@ func (h *httpConn) serveOne() bool {
 	h.wmu.Lock()
 	h.responseSent = false
 	h.wmu.Unlock()
-	rec := newRecord("http")
+	rec := serve.NewRecord("http")
 	head := h.nextHead(rec)
 	if head == nil {
 		return false
 	}
-	h.c.raw.SetReadDeadline(time.Time{})
+	h.c.Raw.SetReadDeadline(time.Time{})
 	if h.s.ProxyOnly != nil {
 		return h.serveProxyOnly(head, rec) // proxyonly_http.go
 	}
 	if head.Method == "CONNECT" {
-		rec.kind = ask.KindConnect.String()
+		rec.Kind = ask.KindConnect.String()
 		h.serveConnect(head, rec)
 		return false
 	}
@@ -96,7 +97,7 @@ func (h *httpConn) serveOne() bool {
 // the client closed between requests, went away or stalled in the middle
 // of a head (recorded), or sent one too large or malformed (refused, and
 // the connection is to close).
-func (h *httpConn) nextHead(rec *record) *http1.RequestHead {
+func (h *httpConn) nextHead(rec *serve.Record) *http1.RequestHead {
 	head, err := http1.ReadHead(h.br, h.s.maxHead())
 	if err == nil {
 		return head
@@ -109,7 +110,7 @@ func (h *httpConn) nextHead(rec *record) *http1.RequestHead {
 	case errors.As(err, &m):
 		h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: m.Error()}, true)
 	default: // the client went away or stalled in the middle of a head
-		rec.set(decisionFail, "reading the request head: "+err.Error())
+		rec.Set(serve.Fail, "reading the request head: "+err.Error())
 		h.s.log(rec)
 	}
 	return nil
@@ -137,10 +138,10 @@ func (h *httpConn) requestBody(head *http1.RequestHead, kind http1.BodyKind, len
 // connection ends), and anything else as the decider being unavailable
 // (503). close says whether those refusals end the connection. It reports
 // whether the connection may carry another request.
-func (h *httpConn) askFailed(rec *record, req *ask.Request, body *peekBody, err error, close bool) bool {
+func (h *httpConn) askFailed(rec *serve.Record, req *ask.Request, body *peekBody, err error, close bool) bool {
 	if body != nil {
 		if ferr := body.failed(); ferr != nil {
-			rec.set(decisionFail, "reading the request body: "+ferr.Error())
+			rec.Set(serve.Fail, "reading the request body: "+ferr.Error())
 			h.s.log(rec)
 			return false
 		}
@@ -160,18 +161,18 @@ func (h *httpConn) askFailed(rec *record, req *ask.Request, body *peekBody, err 
 // KindHTTP refusal the connection stays open unless close is set; a
 // KindConnect refusal always closes it. It reports whether the
 // connection may carry another request.
-func (h *httpConn) refuse(rec *record, r refusal.Refusal, close bool) bool {
-	decision := decisionFail
+func (h *httpConn) refuse(rec *serve.Record, r refusal.Refusal, close bool) bool {
+	decision := serve.Fail
 	if r.Cause == refusal.CauseDenied || r.Cause == refusal.CauseAddress || r.Cause == refusal.CauseAuth || refusal.DeniedByPolicy(r.Cause) {
-		decision = decisionDeny
+		decision = serve.Deny
 	}
-	rec.set(decision, r.Reason)
-	rec.code = r.Code()
+	rec.Set(decision, r.Reason)
+	rec.Code = r.Code()
 	switch {
 	case r.Log != "":
-		rec.reason = r.Log
+		rec.Reason = r.Log
 	case r.Reason == "":
-		rec.reason = r.Cause.Name()
+		rec.Reason = r.Cause.Name()
 	}
 	if r.Kind == ask.KindConnect {
 		close = true
@@ -212,9 +213,9 @@ func (h *httpConn) writeAnswer(a refusal.Answer, kind ask.Kind, close bool) {
 	}
 	w.WriteString("\r\n")
 	w.WriteString(a.Body)
-	h.c.raw.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	h.c.Raw.SetWriteDeadline(time.Now().Add(10 * time.Second))
 	w.Flush()
-	h.c.raw.SetWriteDeadline(time.Time{})
+	h.c.Raw.SetWriteDeadline(time.Time{})
 }
 
 // requestContext is the context of one request: cancelled when the server

@@ -1,5 +1,9 @@
 package proxy
 
+import (
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
+)
+
 // Observer is told what the server does, for metrics (Server.Observer).
 // Its methods are called from every connection's goroutine at once and
 // must not block.
@@ -28,9 +32,9 @@ type Decision struct {
 
 // Outcomes of a Decision.
 const (
-	OutcomeAllow = decisionAllow
-	OutcomeDeny  = decisionDeny
-	OutcomeFail  = decisionFail
+	OutcomeAllow = serve.Allow
+	OutcomeDeny  = serve.Deny
+	OutcomeFail  = serve.Fail
 )
 
 // Reasons of a Decision besides the refusal codes.
@@ -48,18 +52,18 @@ const (
 )
 
 // observe tells the Observer about a record ending.
-func (s *Server) observe(r *record) {
+func (s *Server) observe(r *serve.Record) {
 	if s.Observer == nil {
 		return
 	}
-	code := r.code
+	code := r.Code
 	if code == "" {
-		code = map[string]string{decisionAllow: ReasonAllowed, decisionDeny: reasonDenied}[r.decision]
+		code = map[string]string{serve.Allow: ReasonAllowed, serve.Deny: reasonDenied}[r.Decision]
 		if code == "" {
 			code = ReasonIncomplete
 		}
 	}
-	s.Observer.Decided(Decision{Kind: r.kind, Outcome: r.decision, Reason: code, Up: r.up, Down: r.down})
+	s.Observer.Decided(Decision{Kind: r.Kind, Outcome: r.Decision, Reason: code, Up: r.Up, Down: r.Down})
 }
 
 // tunnelOpened tells the Observer a tunnel of kind opened; the func it

@@ -16,7 +16,7 @@ func (pu pooledUpstream) get(ctx context.Context, ex *exchange, fresh bool) (*po
 	if err != nil {
 		return nil, err
 	}
-	if !pu.h.c.setUpstream(u.Net) {
+	if !pu.h.c.SetUpstream(u.Net) {
 		u.Close()
 		return nil, pool.ErrServerClosing
 	}
@@ -24,7 +24,7 @@ func (pu pooledUpstream) get(ctx context.Context, ex *exchange, fresh bool) (*po
 }
 
 func (pu pooledUpstream) done(u *pool.Conn, reusable bool) {
-	if pu.h.c.setUpstream(nil) && reusable {
+	if pu.h.c.SetUpstream(nil) && reusable {
 		pu.h.s.pool.Put(u)
 		return
 	}

@@ -7,6 +7,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
 // serveProxyOnlyConnect serves a CONNECT in proxy-only mode: the target
@@ -14,9 +15,9 @@ import (
 // TLS-terminated (Server.TLS) and each request inside goes to the decider,
 // or, without termination, refused: this proxy tunnels nothing it cannot
 // inspect. The decider is not asked about the CONNECT itself.
-func (h *httpConn) serveProxyOnlyConnect(head *http1.RequestHead, rec *record) {
+func (h *httpConn) serveProxyOnlyConnect(head *http1.RequestHead, rec *serve.Record) {
 	refuse := func(c refusal.Cause, why string) {
-		h.refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindConnect, Reason: why, Host: rec.host}, true)
+		h.refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindConnect, Reason: why, Host: rec.Host}, true)
 	}
 	if why := connectTargetProblem(head.Target); why != "" {
 		refuse(refusal.CauseBadRequest, why)
@@ -27,7 +28,7 @@ func (h *httpConn) serveProxyOnlyConnect(head *http1.RequestHead, rec *record) {
 		refuse(refusal.CauseBadRequest, refusal.WhyMalformedTarget)
 		return
 	}
-	rec.host, rec.port = host, port
+	rec.Host, rec.Port = host, port
 	if ok, why := h.s.ProxyOnly.Allows(host, port); !ok {
 		refuse(refusal.CauseHostNotAllowed, why)
 		return
@@ -93,11 +94,11 @@ func asciiConnectTarget(target string) bool {
 
 // refuseSOCKSProxyOnly answers a SOCKS5 CONNECT in proxy-only mode: reply
 // 0x02, since a SOCKS tunnel cannot be inspected.
-func (s *Server) refuseSOCKSProxyOnly(c *conn, host string, port int, rec *record) {
-	rec.host, rec.port = host, port
-	rec.set(decisionDeny, refusal.WhyOpaqueTunnel)
-	rec.code = refusal.CodeOpaqueTunnel
-	c.raw.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	c.raw.Write(socksReply(s.Mode.Render(refusal.Refusal{Cause: refusal.CauseOpaqueTunnel, Kind: ask.KindSOCKS, Host: host}).SOCKS))
-	lingerClose(c.raw)
+func (s *Server) refuseSOCKSProxyOnly(c *serve.Conn, host string, port int, rec *serve.Record) {
+	rec.Host, rec.Port = host, port
+	rec.Set(serve.Deny, refusal.WhyOpaqueTunnel)
+	rec.Code = refusal.CodeOpaqueTunnel
+	c.Raw.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	c.Raw.Write(socksReply(s.Mode.Render(refusal.Refusal{Cause: refusal.CauseOpaqueTunnel, Kind: ask.KindSOCKS, Host: host}).SOCKS))
+	serve.LingerClose(c.Raw)
 }

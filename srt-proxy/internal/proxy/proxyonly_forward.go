@@ -3,6 +3,7 @@ package proxy
 import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
 // forwardProxyOnly sends an allowed plain-HTTP request upstream with its
@@ -11,7 +12,7 @@ import (
 // Proxy-Authorization, the verdict's edits applied and the body (what the
 // decider read of it first) re-framed, and relays the response; it
 // reports whether the connection may carry another request.
-func (h *httpConn) forwardProxyOnly(rec *record, head *http1.RequestHead, t http1.AbsTarget, spelled string, v ask.Verdict, req *ask.Request, body *peekBody, kind http1.BodyKind, wantsClose bool) bool {
+func (h *httpConn) forwardProxyOnly(rec *serve.Record, head *http1.RequestHead, t http1.AbsTarget, spelled string, v ask.Verdict, req *ask.Request, body *peekBody, kind http1.BodyKind, wantsClose bool) bool {
 	ctx, cancel := h.requestContext()
 	defer cancel()
 	ex := &exchange{head: head, req: req, verdict: v, scheme: t.Scheme, target: spelled,

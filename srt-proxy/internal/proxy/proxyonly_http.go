@@ -6,14 +6,15 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
 // serveProxyOnly serves one request of proxy-only mode (a CONNECT or a
 // plain-HTTP request); it reports whether the connection may carry
 // another.
-func (h *httpConn) serveProxyOnly(head *http1.RequestHead, rec *record) bool {
+func (h *httpConn) serveProxyOnly(head *http1.RequestHead, rec *serve.Record) bool {
 	if head.Method == "CONNECT" {
-		rec.kind = ask.KindConnect.String()
+		rec.Kind = ask.KindConnect.String()
 		h.serveProxyOnlyConnect(head, rec)
 		return false
 	}
@@ -30,7 +31,7 @@ func (h *httpConn) serveProxyOnly(head *http1.RequestHead, rec *record) bool {
 //	  400 bad_request    403 host_not_allowed   400        400 / 421 misdirected    405
 //	─▶ askable? ─▶ decider (need_body: the body is read for it) ─▶ deny ─▶ sets headers? ─▶ forward
 //	   400           503 decider_unavailable, 403 bodyless         decider   403 plaintext_header_set
-func (h *httpConn) serveProxyOnlyRequest(head *http1.RequestHead, rec *record) bool {
+func (h *httpConn) serveProxyOnlyRequest(head *http1.RequestHead, rec *serve.Record) bool {
 	po := h.s.ProxyOnly
 	kind, length, err := http1.Framing(head)
 	if err != nil {
@@ -41,7 +42,7 @@ func (h *httpConn) serveProxyOnlyRequest(head *http1.RequestHead, rec *record) b
 	// request body is left unread; from it on every refusal closes.
 	early := wantsClose || kind != http1.BodyNone
 	refuse := func(c refusal.Cause, why string, close bool) bool {
-		return h.refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindHTTP, Reason: why, Host: rec.host}, close)
+		return h.refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindHTTP, Reason: why, Host: rec.Host}, close)
 	}
 	if why := absoluteFormProblem(head.Target); why != "" {
 		return refuse(refusal.CauseBadRequest, why, early)
@@ -50,7 +51,7 @@ func (h *httpConn) serveProxyOnlyRequest(head *http1.RequestHead, rec *record) b
 	if err != nil {
 		return refuse(refusal.CauseBadRequest, refusal.WhyMalformedTarget, early)
 	}
-	rec.host, rec.port = t.Host, t.Port
+	rec.Host, rec.Port = t.Host, t.Port
 	if ok, why := po.Allows(t.Host, t.Port); !ok {
 		return refuse(refusal.CauseHostNotAllowed, why, early)
 	}
@@ -75,12 +76,12 @@ func (h *httpConn) serveProxyOnlyRequest(head *http1.RequestHead, rec *record) b
 	if len(hosts) == 1 {
 		req.HostHeader = hosts[0]
 	}
-	rec.about(req)
+	rec.About(req)
 	if why := http1.Unaskable(req); why != "" {
 		return refuse(refusal.CauseUnaskable, why, true)
 	}
 	rb := h.requestBody(head, kind, length)
-	body := newPeekBody(head.Method, rb, length, h.c.raw)
+	body := newPeekBody(head.Method, rb, length, h.c.Raw)
 	req.Body = body
 
 	ctx, cancel := h.requestContext()

@@ -9,12 +9,13 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
 // serveRequest serves one plain-HTTP (absolute-form) request: authenticate,
 // ask, forward, relay the response. It reports whether the connection may
 // carry another request.
-func (h *httpConn) serveRequest(head *http1.RequestHead, rec *record) bool {
+func (h *httpConn) serveRequest(head *http1.RequestHead, rec *serve.Record) bool {
 	kind, length, err := http1.Framing(head)
 	if err != nil {
 		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, true)
@@ -27,14 +28,14 @@ func (h *httpConn) serveRequest(head *http1.RequestHead, rec *record) bool {
 	if !ok {
 		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseAuth, Kind: ask.KindHTTP}, refuseClose)
 	}
-	rec.user = user
+	rec.User = user
 	t, err := http1.ParseAbsoluteTarget(head.Target)
 	if err != nil {
 		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, refuseClose)
 	}
 	req := &ask.Request{Kind: ask.KindHTTP, User: user, Method: head.Method, Host: t.Host, Port: t.Port,
 		Path: t.Path, Query: t.Query, Headers: http1.AskHeaders(head, consumed)}
-	rec.about(req)
+	rec.About(req)
 	if c, why := h.s.plainRules(head, &t); c != 0 {
 		return h.refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindHTTP, Reason: why, Host: t.Host}, refuseClose)
 	}
@@ -84,7 +85,7 @@ func (h *httpConn) serveRequest(head *http1.RequestHead, rec *record) bool {
 
 // upstreamFailed answers a request whose upstream leg failed after an
 // allow, and tells the decider.
-func (h *httpConn) upstreamFailed(rec *record, req *ask.Request, err error, close bool) bool {
+func (h *httpConn) upstreamFailed(rec *serve.Record, req *ask.Request, err error, close bool) bool {
 	var refused *dial.AddressRefusedError
 	if errors.As(err, &refused) {
 		h.s.Asker.Refused(req, refused.Reason)
@@ -117,4 +118,23 @@ func (h *httpConn) sendContinue() {
 	}
 	h.bw.WriteString("HTTP/1.1 100 Continue\r\n\r\n")
 	h.bw.Flush()
+}
+
+// plainRules applies the rules to a plain-HTTP request of srt's mode
+// before the decider is asked, in the order of a terminated tunnel's
+// requests: requireHostMatch (421), then ambiguousRequestTarget (400, or
+// t.path replaced by the form to ask about and forward). It returns the
+// cause and reason of a refusal, or 0.
+func (s *Server) plainRules(head *http1.RequestHead, t *http1.AbsTarget) (refusal.Cause, string) {
+	if why := s.Rules.HostMismatch(head.Values("host"), http1.DefaultPort(t.Scheme), t.Host, t.Port); why != "" {
+		return refusal.CauseMisdirected, why
+	}
+	if s.Rules.CheckPlainTargets {
+		p, ok := s.Rules.AmbiguousTarget.Resolve(t.Path)
+		if !ok {
+			return refusal.CauseAmbiguousTarget, refusal.WhyAmbiguous
+		}
+		t.Path = p
+	}
+	return 0, ""
 }

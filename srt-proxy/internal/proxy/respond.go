@@ -18,6 +18,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
 // relay writes an upstream response (read from u) to the client: its
@@ -36,7 +37,7 @@ func (h *httpConn) relay(ex *exchange, resp *http.Response, u *pool.Conn) (keep,
 		// A 101 to a request whose Upgrade was not forwarded, or worse.
 		why := "upstream " + net.JoinHostPort(ex.req.Host, strconv.Itoa(ex.req.Port)) + ": failed (it answered status " + strconv.Itoa(code) + ", which is not relayed)"
 		h.writeAnswer(h.s.Mode.Render(refusal.Refusal{Cause: refusal.CauseUnreachable, Kind: ask.KindHTTP, Failure: refusal.UpstreamFailed, Reason: why}), ask.KindHTTP, true)
-		rec.set(decisionFail, "upstream answered status "+strconv.Itoa(code))
+		rec.Set(serve.Fail, "upstream answered status "+strconv.Itoa(code))
 		return false, false
 	}
 	h.wmu.Lock()
@@ -97,14 +98,14 @@ func (h *httpConn) relay(ex *exchange, resp *http.Response, u *pool.Conn) (keep,
 		// head now, not with the first chunk. A body of known length goes
 		// out with the head in one write.
 		if err := w.Flush(); err != nil {
-			rec.set(decisionFail, "relaying the response: "+err.Error())
+			rec.Set(serve.Fail, "relaying the response: "+err.Error())
 			return false, false
 		}
 	}
 	n, err := h.copyBody(resp.Body, u.Net, resp.ContentLength > 0, chunked)
-	rec.down = n
+	rec.Down = n
 	if err != nil {
-		rec.set(decisionFail, "relaying the response: "+err.Error())
+		rec.Set(serve.Fail, "relaying the response: "+err.Error())
 		return false, false
 	}
 	return keep && (resp.ContentLength < 0 || n == resp.ContentLength), true
@@ -144,7 +145,7 @@ func writeField(w *bufio.Writer, name, value string) {
 // limit, if it has one.
 func (h *httpConn) armWrite() {
 	if h.stall > 0 {
-		h.c.raw.SetWriteDeadline(time.Now().Add(h.stall))
+		h.c.Raw.SetWriteDeadline(time.Now().Add(h.stall))
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/rules"
 )
 
 // TestRulesPlainHTTP: srt's mode applies requireHostMatch,
@@ -27,49 +28,49 @@ func TestRulesPlainHTTP(t *testing.T) {
 	}
 	tests := []struct {
 		name   string
-		rules  Rules
+		rules  rules.Rules
 		answer func(*ask.Request) (ask.Verdict, error)
 		req    string
 		want   []string // fragments of the answer; "!x" must be absent
 		asked  bool
 	}{{
-		name: "host matches", rules: Rules{RequireHostMatch: true},
+		name: "host matches", rules: rules.Rules{RequireHostMatch: true},
 		req: "GET " + up.URL + "/a HTTP/1.1\r\nHost: " + host + "\r\n", want: []string{"200 OK", "path=/a"}, asked: true,
 	}, {
-		name: "host mismatch", rules: Rules{RequireHostMatch: true},
+		name: "host mismatch", rules: rules.Rules{RequireHostMatch: true},
 		req:  "GET " + up.URL + "/a HTTP/1.1\r\nHost: other.test\r\n",
 		want: []string{"HTTP/1.1 421 Misdirected Request\r\n", "X-Proxy-Error: misdirected-request\r\n", "\r\n\r\nHost header does not match the request target\n"},
 	}, {
-		name: "no host header", rules: Rules{RequireHostMatch: true},
+		name: "no host header", rules: rules.Rules{RequireHostMatch: true},
 		req: "GET " + up.URL + "/a HTTP/1.0\r\n", want: []string{"421 Misdirected Request"},
 	}, {
-		name: "two host headers", rules: Rules{RequireHostMatch: true},
+		name: "two host headers", rules: rules.Rules{RequireHostMatch: true},
 		req: "GET " + up.URL + "/a HTTP/1.1\r\nHost: " + host + "\r\nHost: " + host + "\r\n", want: []string{"421 Misdirected Request", "more than one Host header"},
 	}, {
 		name: "mismatch allowed without the rule",
 		req:  "GET " + up.URL + "/a HTTP/1.1\r\nHost: other.test\r\n", want: []string{"200 OK"}, asked: true,
 	}, {
-		name: "ambiguous refused", rules: Rules{CheckPlainTargets: true},
+		name: "ambiguous refused", rules: rules.Rules{CheckPlainTargets: true},
 		req:  "GET " + up.URL + "/a/../admin HTTP/1.1\r\nHost: x\r\n",
 		want: []string{"HTTP/1.1 400 Bad Request\r\n", "X-Proxy-Error: ambiguous-request-target\r\n", "\r\n\r\n" + refusal.WhyAmbiguous + "\n"},
 	}, {
 		name: "ambiguous unchecked by default",
 		req:  "GET " + up.URL + "/a/%2e%2e/admin HTTP/1.1\r\nHost: x\r\n", want: []string{"path=/a/%2e%2e/admin"}, asked: true,
 	}, {
-		name: "ambiguous as spelled", rules: Rules{CheckPlainTargets: true, AmbiguousTarget: TargetAsSpelled},
+		name: "ambiguous as spelled", rules: rules.Rules{CheckPlainTargets: true, AmbiguousTarget: rules.TargetAsSpelled},
 		req: "GET " + up.URL + "/a/%2e%2e/admin HTTP/1.1\r\nHost: x\r\n", want: []string{"path=/a/%2e%2e/admin"}, asked: true,
 	}, {
-		name: "ambiguous normalized", rules: Rules{CheckPlainTargets: true, AmbiguousTarget: TargetNormalize},
+		name: "ambiguous normalized", rules: rules.Rules{CheckPlainTargets: true, AmbiguousTarget: rules.TargetNormalize},
 		req: "GET " + up.URL + "/a/%2e%2e/admin HTTP/1.1\r\nHost: x\r\n", want: []string{"path=/admin"}, asked: true,
 	}, {
-		name: "strip response headers", rules: Rules{StripResponseHeaders: []string{"x_SECRET"}},
+		name: "strip response headers", rules: rules.Rules{StripResponseHeaders: []string{"x_SECRET"}},
 		req: "GET " + up.URL + "/a HTTP/1.1\r\nHost: x\r\n", want: []string{"X-Kept: yes", "!X-Secret"}, asked: true,
 	}, {
 		name: "header set refused on cleartext", answer: setter,
 		req:  "GET " + up.URL + "/a HTTP/1.1\r\nHost: x\r\n",
 		want: []string{"HTTP/1.1 403 Forbidden\r\n", "X-Proxy-Error: blocked-by-sandbox-runtime\r\n", refusal.WhyPlaintextHeaderSet + "\n"}, asked: true,
 	}, {
-		name: "header set allowed", rules: Rules{PlaintextHeaderSet: true}, answer: setter,
+		name: "header set allowed", rules: rules.Rules{PlaintextHeaderSet: true}, answer: setter,
 		req: "GET " + up.URL + "/a HTTP/1.1\r\nHost: x\r\n", want: []string{"200 OK", "set=1"}, asked: true,
 	}}
 	for _, tt := range tests {

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"net"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/rs/zerolog"
@@ -15,6 +14,8 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/rules"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
 // Server is the proxy. Its exported fields are its configuration and
@@ -34,7 +35,7 @@ type Server struct {
 	// CONNECT is an opaque tunnel (refused under Rules.RefuseOpaqueTunnels).
 	TLS *Terminate
 	// Rules are the request options (rules.go).
-	Rules Rules
+	Rules rules.Rules
 	// ProxyOnly is the host gate of proxy-only mode (proxyonly.go); nil
 	// is srt's own mode.
 	ProxyOnly HostGate
@@ -78,7 +79,7 @@ type Server struct {
 	mu        sync.Mutex
 	closing   bool
 	listeners map[net.Listener]struct{}
-	conns     map[*conn]struct{}
+	conns     map[*serve.Conn]struct{}
 	active    sync.WaitGroup
 }
 
@@ -91,7 +92,6 @@ const (
 	defaultGrace     = time.Second
 	headTimeout      = 30 * time.Second // to read a request head once it has started
 	idleTimeout      = 60 * time.Second // between requests on a kept-alive connection
-	halfCloseTimeout = 30 * time.Second // client silence after the upstream finished a tunnel
 )
 
 func (s *Server) init() {
@@ -103,10 +103,10 @@ func (s *Server) init() {
 			s.Mode = refusal.SRTMode{}
 		}
 		s.pool = pool.New(s.Dialer)
-		s.strip = s.Rules.stripSet()
+		s.strip = s.Rules.StripSet()
 		s.ctx, s.cancel = context.WithCancel(context.Background())
 		s.listeners = make(map[net.Listener]struct{})
-		s.conns = make(map[*conn]struct{})
+		s.conns = make(map[*serve.Conn]struct{})
 	})
 }
 
@@ -160,7 +160,7 @@ func (s *Server) Serve(l net.Listener) error {
 			continue
 		}
 		backoff = 0
-		cc := &conn{raw: c}
+		cc := &serve.Conn{Raw: c}
 		if !s.track(cc) {
 			c.Close()
 			return ErrServerClosed
@@ -176,7 +176,7 @@ func (s *Server) isClosing() bool {
 }
 
 // track registers a connection; false once the server is closing.
-func (s *Server) track(c *conn) bool {
+func (s *Server) track(c *serve.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closing {
@@ -187,7 +187,7 @@ func (s *Server) track(c *conn) bool {
 	return true
 }
 
-func (s *Server) untrack(c *conn) {
+func (s *Server) untrack(c *serve.Conn) {
 	s.mu.Lock()
 	delete(s.conns, c)
 	s.mu.Unlock()
@@ -220,7 +220,7 @@ func (s *Server) Close() {
 	s.cancel()
 	s.mu.Lock()
 	for c := range s.conns {
-		c.close()
+		c.Close()
 	}
 	s.mu.Unlock()
 	s.active.Wait()
@@ -235,53 +235,23 @@ func (s *Server) stopAccepting() {
 		l.Close()
 	}
 	for c := range s.conns {
-		if c.idle.Load() {
-			c.close()
+		if c.Idle.Load() {
+			c.Close()
 		}
-	}
-}
-
-// conn is one accepted client connection.
-type conn struct {
-	raw  net.Conn
-	idle atomic.Bool // waiting for a request on a kept-alive connection
-
-	mu       sync.Mutex
-	upstream net.Conn // the tunnel's upstream, closed with the client
-	closed   bool
-}
-
-func (c *conn) setUpstream(u net.Conn) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.closed {
-		return false
-	}
-	c.upstream = u
-	return true
-}
-
-func (c *conn) close() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.closed = true
-	c.raw.Close()
-	if c.upstream != nil {
-		c.upstream.Close()
 	}
 }
 
 // serveConn sniffs the first byte and hands the connection to SOCKS or
 // HTTP.
-func (s *Server) serveConn(c *conn) {
+func (s *Server) serveConn(c *serve.Conn) {
 	defer s.untrack(c)
-	defer c.close()
+	defer c.Close()
 	if s.Observer != nil {
 		s.Observer.ConnOpened()
 		defer s.Observer.ConnClosed()
 	}
-	br := bufio.NewReaderSize(c.raw, 4096)
-	c.raw.SetReadDeadline(time.Now().Add(s.firstByteTimeout()))
+	br := bufio.NewReaderSize(c.Raw, 4096)
+	c.Raw.SetReadDeadline(time.Now().Add(s.firstByteTimeout()))
 	first, err := br.Peek(1)
 	if err != nil {
 		return // closed or silent: nothing was asked, nothing to record

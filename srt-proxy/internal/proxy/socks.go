@@ -14,6 +14,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
 // SOCKS5 protocol constants (RFC 1928, RFC 1929).
@@ -58,40 +59,40 @@ func (e *socksError) Error() string { return e.why }
 
 // serveSOCKS5 serves one SOCKS5 connection: method negotiation, RFC 1929
 // authentication, the CONNECT request, the decider, the dial, the tunnel.
-func (s *Server) serveSOCKS5(c *conn, br *bufio.Reader) {
-	rec := newRecord(ask.KindSOCKS.String())
+func (s *Server) serveSOCKS5(c *serve.Conn, br *bufio.Reader) {
+	rec := serve.NewRecord(ask.KindSOCKS.String())
 	defer s.log(rec)
-	c.raw.SetDeadline(time.Now().Add(s.firstByteTimeout()))
+	c.Raw.SetDeadline(time.Now().Add(s.firstByteTimeout()))
 	user, authenticated, err := s.socksAuth(c, br)
 	if err != nil {
-		rec.set(decisionFail, err.Error())
+		rec.Set(serve.Fail, err.Error())
 		switch {
 		case errors.Is(err, errSOCKSNoMethod) || errors.Is(err, errSOCKSAuth):
-			rec.decision, rec.code = decisionDeny, refusal.CodeProxyAuth
+			rec.Decision, rec.Code = serve.Deny, refusal.CodeProxyAuth
 		case errors.Is(err, errSOCKSProtocol):
-			rec.code = refusal.CodeBadRequest
+			rec.Code = refusal.CodeBadRequest
 		}
-		lingerClose(c.raw)
+		serve.LingerClose(c.Raw)
 		return
 	}
-	rec.user = user
+	rec.User = user
 	host, port, err := readSOCKSRequest(br)
-	rec.host, rec.port = host, port
+	rec.Host, rec.Port = host, port
 	if err != nil {
-		rec.set(decisionFail, err.Error())
+		rec.Set(serve.Fail, err.Error())
 		var se *socksError
 		if errors.As(err, &se) {
-			rec.code = refusal.CodeBadRequest
-			c.raw.Write(socksReply(se.code))
+			rec.Code = refusal.CodeBadRequest
+			c.Raw.Write(socksReply(se.code))
 		}
-		lingerClose(c.raw)
+		serve.LingerClose(c.Raw)
 		return
 	}
 	if !authenticated {
 		s.refuseUnauthenticated(c, host, port, rec)
 		return
 	}
-	c.raw.SetDeadline(time.Time{})
+	c.Raw.SetDeadline(time.Time{})
 	if s.ProxyOnly != nil {
 		s.refuseSOCKSProxyOnly(c, host, port, rec) // proxyonly_connect.go
 		return
@@ -102,54 +103,54 @@ func (s *Server) serveSOCKS5(c *conn, br *bufio.Reader) {
 	defer cancel()
 	refuse := func(r refusal.Refusal, decision string) {
 		r.Kind, r.Host = ask.KindSOCKS, host
-		rec.set(decision, r.Reason)
-		rec.code = r.Code()
-		c.raw.Write(socksReply(s.Mode.Render(r).SOCKS))
-		lingerClose(c.raw)
+		rec.Set(decision, r.Reason)
+		rec.Code = r.Code()
+		c.Raw.Write(socksReply(s.Mode.Render(r).SOCKS))
+		serve.LingerClose(c.Raw)
 	}
 	v, err := s.Asker.Ask(ctx, req)
 	if err != nil {
-		refuse(refusal.Refusal{Cause: refusal.CauseUnavailable, Reason: refusal.DeciderReason(err.Error())}, decisionFail)
+		refuse(refusal.Refusal{Cause: refusal.CauseUnavailable, Reason: refusal.DeciderReason(err.Error())}, serve.Fail)
 		return
 	}
 	if !v.Allow {
-		refuse(refusal.Refusal{Cause: refusal.CauseDenied, Status: v.Status, Reason: v.Reason}, decisionDeny)
+		refuse(refusal.Refusal{Cause: refusal.CauseDenied, Status: v.Status, Reason: v.Reason}, serve.Deny)
 		return
 	}
 	if s.Rules.RefuseOpaqueTunnels { // a SOCKS tunnel cannot be inspected
 		s.Asker.Refused(req, refusal.WhySOCKSTunnel)
-		refuse(refusal.Refusal{Cause: refusal.CauseOpaqueTunnel, Reason: refusal.WhySOCKSTunnel}, decisionDeny)
+		refuse(refusal.Refusal{Cause: refusal.CauseOpaqueTunnel, Reason: refusal.WhySOCKSTunnel}, serve.Deny)
 		return
 	}
 	up, dialed, err := s.Dialer.Tunnel(ctx, host, port)
-	rec.addr = dialed.Addr
+	rec.Addr = dialed.Addr
 	if err != nil {
 		var refused *dial.AddressRefusedError
 		if errors.As(err, &refused) {
 			s.Asker.Refused(req, refused.Reason)
-			refuse(refusal.Refusal{Cause: refusal.CauseAddress, Reason: refused.Reason}, decisionDeny)
+			refuse(refusal.Refusal{Cause: refusal.CauseAddress, Reason: refused.Reason}, serve.Deny)
 			return
 		}
 		why := unreachableReason(err)
 		s.Asker.Refused(req, why)
 		f, _ := pool.Describe(err, host, port, "")
-		refuse(refusal.Refusal{Cause: refusal.CauseUnreachable, Reason: why, Failure: f}, decisionFail)
+		refuse(refusal.Refusal{Cause: refusal.CauseUnreachable, Reason: why, Failure: f}, serve.Fail)
 		return
 	}
-	if _, err := c.raw.Write(socksReply(refusal.SOCKSSucceeded)); err != nil {
+	if _, err := c.Raw.Write(socksReply(refusal.SOCKSSucceeded)); err != nil {
 		up.Close()
-		rec.set(decisionFail, "writing the SOCKS5 reply: "+err.Error())
+		rec.Set(serve.Fail, "writing the SOCKS5 reply: "+err.Error())
 		return
 	}
-	rec.set(decisionAllow, v.Reason)
-	s.runTunnel(c, takeBuffered(br), up, rec)
+	rec.Set(serve.Allow, v.Reason)
+	s.runTunnel(c, serve.TakeBuffered(br), up, rec)
 }
 
 // socksAuth negotiates the method and, for username/password, checks the
 // credentials. authenticated is false only for a client that offered no
 // username/password method while a token is required: it gets the no-auth
 // method so that its request can be read (and refused).
-func (s *Server) socksAuth(c *conn, br *bufio.Reader) (user string, authenticated bool, err error) {
+func (s *Server) socksAuth(c *serve.Conn, br *bufio.Reader) (user string, authenticated bool, err error) {
 	var hdr [2]byte
 	if _, err := io.ReadFull(br, hdr[:]); err != nil {
 		return "", false, err
@@ -168,7 +169,7 @@ func (s *Server) socksAuth(c *conn, br *bufio.Reader) (user string, authenticate
 			method = socksNoAuth
 		}
 	}
-	if _, err := c.raw.Write([]byte{socksVersion, method}); err != nil {
+	if _, err := c.Raw.Write([]byte{socksVersion, method}); err != nil {
 		return "", false, err
 	}
 	switch method {
@@ -181,11 +182,11 @@ func (s *Server) socksAuth(c *conn, br *bufio.Reader) (user string, authenticate
 	if err != nil {
 		return "", false, err
 	}
-	if s.Token != "" && (user == "" || !tokenEqual(pass, s.Token)) {
-		c.raw.Write([]byte{userPassVersion, 0x01})
+	if s.Token != "" && (user == "" || !serve.TokenEqual(pass, s.Token)) {
+		c.Raw.Write([]byte{userPassVersion, 0x01})
 		return user, false, errSOCKSAuth
 	}
-	if _, err := c.raw.Write([]byte{userPassVersion, 0x00}); err != nil {
+	if _, err := c.Raw.Write([]byte{userPassVersion, 0x00}); err != nil {
 		return "", false, err
 	}
 	return user, true, nil
@@ -278,12 +279,12 @@ func readSOCKSRequest(br *bufio.Reader) (string, int, error) {
 // refuseUnauthenticated answers a client that offered no username/password
 // method: never dialled, never asked about. SSH (port 22) gets the
 // refusal in-band; everything else reply 0x02.
-func (s *Server) refuseUnauthenticated(c *conn, host string, port int, rec *record) {
-	rec.set(decisionDeny, refusal.CauseAuth.Name())
-	rec.code = refusal.CodeProxyAuth
+func (s *Server) refuseUnauthenticated(c *serve.Conn, host string, port int, rec *serve.Record) {
+	rec.Set(serve.Deny, refusal.CauseAuth.Name())
+	rec.Code = refusal.CodeProxyAuth
 	if port != 22 {
-		c.raw.Write(socksReply(refusal.SOCKSNotAllowed))
-		lingerClose(c.raw)
+		c.Raw.Write(socksReply(refusal.SOCKSNotAllowed))
+		serve.LingerClose(c.Raw)
 		return
 	}
 	text := defaultSSHRefusal
@@ -293,17 +294,17 @@ func (s *Server) refuseUnauthenticated(c *conn, host string, port int, rec *reco
 		}
 	}
 	msg := append(socksReply(refusal.SOCKSSucceeded), sshIdentification...)
-	c.raw.Write(append(msg, sshDisconnect(text)...))
-	lingerClose(c.raw)
+	c.Raw.Write(append(msg, sshDisconnect(text)...))
+	serve.LingerClose(c.Raw)
 }
 
 // refuseSOCKS4 answers a SOCKS4 client: this proxy speaks SOCKS5 only.
-func (s *Server) refuseSOCKS4(c *conn) {
-	rec := newRecord("socks4")
-	rec.set(decisionDeny, "SOCKS4 is not supported")
-	rec.code = refusal.CodeSOCKS4
-	c.raw.SetWriteDeadline(time.Now().Add(s.firstByteTimeout()))
-	c.raw.Write(socks4Rejected)
+func (s *Server) refuseSOCKS4(c *serve.Conn) {
+	rec := serve.NewRecord("socks4")
+	rec.Set(serve.Deny, "SOCKS4 is not supported")
+	rec.Code = refusal.CodeSOCKS4
+	c.Raw.SetWriteDeadline(time.Now().Add(s.firstByteTimeout()))
+	c.Raw.Write(socks4Rejected)
 	s.log(rec)
-	lingerClose(c.raw)
+	serve.LingerClose(c.Raw)
 }

@@ -22,6 +22,8 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/mitm"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/rules"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 	"github.com/srt-sandbox/srt-proxy/internal/testcert"
 )
 
@@ -69,7 +71,7 @@ func newTermFuzz(tb testing.TB) *termFuzz {
 		Asker: z,
 		Token: testToken,
 		TLS:   &Terminate{CA: ca, Roots: upCA.Pool},
-		Rules: Rules{RequireHostMatch: true, StripResponseHeaders: []string{"x-strip"}},
+		Rules: rules.Rules{RequireHostMatch: true, StripResponseHeaders: []string{"x-strip"}},
 		Dialer: &dial.Dialer{
 			HostAddrs: func() []netip.Addr { return nil },
 			Resolve: func(context.Context, string, string) ([]netip.Addr, error) {
@@ -329,7 +331,7 @@ func (z *termFuzz) converse(t *testing.T, data []byte) (problems []string, seen 
 	z.reset()
 	client, server := net.Pipe()
 	defer client.Close()
-	c := &conn{raw: server}
+	c := &serve.Conn{Raw: server}
 	if !z.srv.track(c) {
 		t.Fatal("server closed")
 	}

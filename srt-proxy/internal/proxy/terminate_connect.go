@@ -17,6 +17,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/bulk"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
 // serveTerminated takes over an allowed CONNECT when TLS termination
@@ -30,7 +31,7 @@ import (
 //	        └─ slot free? ── no ─▶ 503 too-many-tunnels
 //	             └─ 200 ─▶ first bytes ─▶ ClientHello ─▶ handshake (HandshakeTimeout) ─▶ session
 //	                            └── not TLS ─▶ refuseOpaqueTunnels? destroy : dial + opaque tunnel
-func (h *httpConn) serveTerminated(req *ask.Request, v ask.Verdict, rec *record) bool {
+func (h *httpConn) serveTerminated(req *ask.Request, v ask.Verdict, rec *serve.Record) bool {
 	t := h.s.TLS
 	if t == nil || t.excluded(req.Host) {
 		if !h.s.Rules.RefuseOpaqueTunnels {
@@ -49,17 +50,17 @@ func (h *httpConn) serveTerminated(req *ask.Request, v ask.Verdict, rec *record)
 		return true
 	}
 	defer h.s.log(rec)
-	raw, br := h.c.raw, h.br
+	raw, br := h.c.Raw, h.br
 	raw.SetWriteDeadline(time.Now().Add(10 * time.Second))
 	h.bw.WriteString(connectEstablished)
 	err := h.bw.Flush()
 	h.br, h.bw = nil, nil // the connection is the session's now
 	if err != nil {
 		t.release()
-		rec.set(decisionFail, "writing the CONNECT answer: "+err.Error())
+		rec.Set(serve.Fail, "writing the CONNECT answer: "+err.Error())
 		return true
 	}
-	rec.set(decisionAllow, v.Reason)
+	rec.Set(serve.Allow, v.Reason)
 	h.s.terminateTunnel(h.c, br, req, rec)
 	return true
 }
@@ -71,7 +72,7 @@ func (h *httpConn) serveTerminated(req *ask.Request, v ask.Verdict, rec *record)
 // refused under Rules.RefuseOpaqueTunnels (the decider is told; the
 // caller closes) and dialled and tunnelled opaquely otherwise. It sets
 // rec's outcome.
-func (s *Server) terminateTunnel(c *conn, br *bufio.Reader, req *ask.Request, rec *record) {
+func (s *Server) terminateTunnel(c *serve.Conn, br *bufio.Reader, req *ask.Request, rec *serve.Record) {
 	t := s.TLS
 	held := true
 	defer func() {
@@ -79,19 +80,19 @@ func (s *Server) terminateTunnel(c *conn, br *bufio.Reader, req *ask.Request, re
 			t.release()
 		}
 	}()
-	raw := c.raw
+	raw := c.Raw
 	deadline := time.Now().Add(orDefault(t.HandshakeTimeout, defaultHandshakeTimeout))
 	raw.SetDeadline(deadline)
 	switch sniff(br) {
 	case mitm.NeedMore:
-		rec.set(decisionFail, "no TLS ClientHello before the handshake deadline")
+		rec.Set(serve.Fail, "no TLS ClientHello before the handshake deadline")
 		return
 	case mitm.NotTLS:
 		t.release()
 		held = false
 		if s.Rules.RefuseOpaqueTunnels {
-			rec.set(decisionDeny, refusal.WhyNotTLS)
-			rec.code = refusal.CodeOpaqueTunnel
+			rec.Set(serve.Deny, refusal.WhyNotTLS)
+			rec.Code = refusal.CodeOpaqueTunnel
 			s.Asker.Refused(req, refusal.WhyNotTLS)
 			return // the caller closes: the tunnel is destroyed
 		}
@@ -106,7 +107,7 @@ func (s *Server) terminateTunnel(c *conn, br *bufio.Reader, req *ask.Request, re
 	err := tc.HandshakeContext(ctx)
 	cancel()
 	if err != nil {
-		rec.set(decisionFail, "TLS handshake with the client: "+err.Error())
+		rec.Set(serve.Fail, "TLS handshake with the client: "+err.Error())
 		return
 	}
 	raw.SetDeadline(time.Time{})
@@ -114,7 +115,7 @@ func (s *Server) terminateTunnel(c *conn, br *bufio.Reader, req *ask.Request, re
 	closed := s.tunnelOpened(TunnelTerminated)
 	x.serve(helloAt)
 	closed()
-	rec.up, rec.down, rec.addr = x.up, x.down, x.addr
+	rec.Up, rec.Down, rec.Addr = x.up, x.down, x.addr
 }
 
 // sniff reads the tunnel's first bytes until they show whether a TLS
@@ -141,11 +142,11 @@ func sniff(br *bufio.Reader) mitm.Sniffed {
 // be TLS, after it was answered (a CONNECT's 200, a captured connection's
 // accept): a failure can only close the connection (and is told to the
 // decider).
-func (s *Server) opaqueAfterAnswer(c *conn, req *ask.Request, br *bufio.Reader, rec *record) {
+func (s *Server) opaqueAfterAnswer(c *serve.Conn, req *ask.Request, br *bufio.Reader, rec *serve.Record) {
 	ctx, cancel := context.WithCancel(s.ctx)
 	up, dialed, err := s.Dialer.Tunnel(ctx, req.Host, req.Port)
 	cancel()
-	rec.addr = dialed.Addr
+	rec.Addr = dialed.Addr
 	if err != nil {
 		why := unreachableReason(err)
 		var refused *dial.AddressRefusedError
@@ -153,15 +154,15 @@ func (s *Server) opaqueAfterAnswer(c *conn, req *ask.Request, br *bufio.Reader, 
 			why = refused.Reason
 		}
 		s.Asker.Refused(req, why)
-		rec.set(decisionFail, why)
-		rec.code = refusal.CodeAddressNotAllowed
+		rec.Set(serve.Fail, why)
+		rec.Code = refusal.CodeAddressNotAllowed
 		if refused == nil {
 			f, _ := pool.Describe(err, req.Host, req.Port, "")
-			rec.code = f.Code()
+			rec.Code = f.Code()
 		}
 		return
 	}
-	s.runTunnel(c, takeBuffered(br), up, rec)
+	s.runTunnel(c, serve.TakeBuffered(br), up, rec)
 }
 
 // serverConfig is the TLS server side of one tunnel to target: the

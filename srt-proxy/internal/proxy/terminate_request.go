@@ -8,6 +8,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
 // serveOne reads one request inside the tunnel, checks it, asks the
@@ -23,8 +24,8 @@ func (x *tlsSession) serveOne() bool {
 	h.wmu.Lock()
 	h.responseSent = false
 	h.wmu.Unlock()
-	rec := newRecord("https")
-	rec.host, rec.port, rec.user = x.connect.Host, x.connect.Port, x.connect.User
+	rec := serve.NewRecord("https")
+	rec.Host, rec.Port, rec.User = x.connect.Host, x.connect.Port, x.connect.User
 	head := h.nextHead(rec)
 	if head == nil {
 		return false
@@ -60,7 +61,7 @@ func (x *tlsSession) serveOne() bool {
 	if http1.IsEchoMethod(head.Method) {
 		return refuse(refusal.CauseMethodRefused, refusal.MethodRefused(head.Method))
 	}
-	path, ok := x.s.Rules.AmbiguousTarget.resolve(rt.Path)
+	path, ok := x.s.Rules.AmbiguousTarget.Resolve(rt.Path)
 	if !ok {
 		return refuse(refusal.CauseAmbiguousTarget, refusal.WhyAmbiguous)
 	}
@@ -92,8 +93,8 @@ func (x *tlsSession) serveOne() bool {
 	ex := &exchange{head: head, req: req, verdict: v, scheme: "https", target: forward, hostHeader: hostHeader,
 		kind: kind, length: length, wantsClose: wantsClose, rec: rec, rb: rb, body: body}
 	keep := h.forward(ctx, ex, tunnelUpstream{x})
-	x.up += rec.up
-	x.down += rec.down
+	x.up += rec.Up
+	x.down += rec.Down
 	h.s.log(rec)
 	return keep
 }
@@ -106,7 +107,7 @@ func (x *tlsSession) misdirected(hosts []string, rt http1.InnerTarget) string {
 		return ""
 	}
 	host, port := x.connect.Host, x.connect.Port
-	if why := x.s.Rules.hostMismatch(hosts, 443, host, port); why != "" {
+	if why := x.s.Rules.HostMismatch(hosts, 443, host, port); why != "" {
 		return why
 	}
 	if c, err := hostname.Canonical(x.sni); x.sni != "" && (err != nil || c != host) {

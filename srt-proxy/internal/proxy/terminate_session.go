@@ -10,6 +10,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/bulk"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
 // tlsSession is one terminated tunnel: HTTP/1.1 requests read from the
@@ -18,7 +19,7 @@ import (
 type tlsSession struct {
 	s       *Server
 	t       *Terminate
-	outer   *conn        // the accepted connection: its idle flag, and the upstream closed with it
+	outer   *serve.Conn  // the accepted connection: its idle flag, and the upstream closed with it
 	tc      *tls.Conn    // the client's side, decrypted
 	bulk    *bulk.Conn   // under tc
 	h       *httpConn    // HTTP/1.1 over tc: heads, refusals, 100 Continue
@@ -31,10 +32,10 @@ type tlsSession struct {
 	addr     string // the upstream address last dialled
 }
 
-func newTLSSession(s *Server, outer *conn, tc *tls.Conn, bulk *bulk.Conn, connect *ask.Request) *tlsSession {
+func newTLSSession(s *Server, outer *serve.Conn, tc *tls.Conn, bulk *bulk.Conn, connect *ask.Request) *tlsSession {
 	x := &tlsSession{s: s, t: s.TLS, outer: outer, tc: tc, bulk: bulk, connect: connect,
 		sni: hostname.LowerASCII(tc.ConnectionState().ServerName)}
-	x.h = &httpConn{s: s, c: &conn{raw: tc}, br: bufio.NewReaderSize(tc, 4096), bw: bufio.NewWriterSize(tc, 4096),
+	x.h = &httpConn{s: s, c: &serve.Conn{Raw: tc}, br: bufio.NewReaderSize(tc, 4096), bw: bufio.NewWriterSize(tc, 4096),
 		stall: x.stall(), bulk: bulk, keepAlive: keepAliveAnswer, trustFix: x.t.TrustFix}
 	return x
 }
@@ -46,14 +47,14 @@ func (x *tlsSession) serve(helloAt time.Time) {
 	defer x.dropUpstream()
 	next := helloAt.Add(orDefault(x.t.FirstRequestTimeout, defaultFirstRequest))
 	for {
-		x.outer.idle.Store(true)
+		x.outer.Idle.Store(true)
 		if x.s.isClosing() {
-			x.outer.idle.Store(false)
+			x.outer.Idle.Store(false)
 			break
 		}
 		x.tc.SetReadDeadline(next)
 		_, err := x.h.br.Peek(1)
-		x.outer.idle.Store(false)
+		x.outer.Idle.Store(false)
 		if err != nil {
 			break
 		}
@@ -62,7 +63,7 @@ func (x *tlsSession) serve(helloAt time.Time) {
 			// The last answer must not be lost to a reset caused by what
 			// the client still sends.
 			x.tc.SetWriteDeadline(time.Now().Add(time.Second))
-			lingerClose(x.tc)
+			serve.LingerClose(x.tc)
 			return
 		}
 		next = time.Now().Add(orDefault(x.t.IdleTimeout, defaultTLSIdle))

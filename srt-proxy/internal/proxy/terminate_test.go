@@ -17,6 +17,7 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/rules"
 )
 
 // TestTerminateGoClient: a Go client through a terminated tunnel. The
@@ -172,12 +173,12 @@ func TestTerminateRefusals(t *testing.T) {
 // target as spelled, normalize the normalized one; fragments are cut.
 func TestTerminateAmbiguousModes(t *testing.T) {
 	for _, tc := range []struct {
-		mode     TargetMode
+		mode     rules.TargetMode
 		asked    string
 		upstream string
 	}{
-		{TargetAsSpelled, "/a/./%7Eb/../c", "/a/./%7Eb/../c?x=1"},
-		{TargetNormalize, "/a/c", "/a/c?x=1"},
+		{rules.TargetAsSpelled, "/a/./%7Eb/../c", "/a/./%7Eb/../c?x=1"},
+		{rules.TargetNormalize, "/a/c", "/a/c?x=1"},
 	} {
 		f := newTLSFixture(t, fixtureOpts{server: func(s *Server) { s.Rules.AmbiguousTarget = tc.mode }})
 		tc2, br := f.tunnel(f.target("echo.test"), "echo.test")

@@ -29,7 +29,7 @@ func (x *tlsSession) upstream(ctx context.Context, fresh bool) (*pool.Conn, erro
 	if err != nil {
 		return nil, err
 	}
-	if !x.outer.setUpstream(tc) { // closed with the client, and at shutdown
+	if !x.outer.SetUpstream(tc) { // closed with the client, and at shutdown
 		tc.Close()
 		return nil, pool.ErrServerClosing
 	}

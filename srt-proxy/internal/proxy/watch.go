@@ -56,7 +56,7 @@ func (w *clientWatch) peek() {
 	done := make(chan struct{})
 	w.done = done
 	// Under the lock: stop's deadline, set once it has the lock, comes after.
-	w.h.c.raw.SetReadDeadline(time.Time{})
+	w.h.c.Raw.SetReadDeadline(time.Time{})
 	w.mu.Unlock()
 	defer close(done)
 	_, err := w.h.br.Peek(1)
@@ -82,7 +82,7 @@ func (w *clientWatch) stop() bool {
 	done := w.done
 	w.mu.Unlock()
 	if done != nil {
-		raw := w.h.c.raw
+		raw := w.h.c.Raw
 		raw.SetReadDeadline(time.Unix(1, 0)) // ends the peek
 		<-done
 		raw.SetReadDeadline(time.Time{})

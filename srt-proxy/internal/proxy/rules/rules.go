@@ -1,4 +1,9 @@
-package proxy
+// Package rules is the settings' request options (Rules), which hold for
+// every request srt-proxy serves whatever way it came, and the two checks
+// they name: whether a Host header names the destination
+// (Rules.HostMismatch) and which spelling of an ambiguous request-target
+// is asked about and forwarded (TargetMode.Resolve).
+package rules
 
 import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
@@ -59,10 +64,10 @@ const (
 	TargetNormalize                   // ask about and forward the normalized target
 )
 
-// resolve applies the mode to a request path: the path to ask about and
+// Resolve applies the mode to a request path: the path to ask about and
 // forward, or ok false when the request is refused (an ambiguous path
 // under TargetRefuse).
-func (m TargetMode) resolve(path string) (string, bool) {
+func (m TargetMode) Resolve(path string) (string, bool) {
 	norm := http1.NormalizePath(path)
 	if norm == path {
 		return path, true
@@ -76,8 +81,8 @@ func (m TargetMode) resolve(path string) (string, bool) {
 	return "", false
 }
 
-// stripSet is the folded names of StripResponseHeaders.
-func (r *Rules) stripSet() map[string]bool {
+// StripSet is the folded names of StripResponseHeaders.
+func (r *Rules) StripSet() map[string]bool {
 	m := make(map[string]bool, len(r.StripResponseHeaders))
 	for _, n := range r.StripResponseHeaders {
 		m[http1.FoldName(n)] = true
@@ -85,17 +90,11 @@ func (r *Rules) stripSet() map[string]bool {
 	return m
 }
 
-// strips reports whether a response header (any spelling) is never
-// returned to the client.
-func (s *Server) strips(name string) bool {
-	return len(s.strip) > 0 && s.strip[http1.FoldName(name)]
-}
-
-// hostMismatch returns why a request's Host header does not name the
+// HostMismatch returns why a request's Host header does not name the
 // destination host:port (defPort for a header without a port) under
 // RequireHostMatch, or "". A request without a Host header names nothing,
 // and so does one with two.
-func (r *Rules) hostMismatch(hosts []string, defPort int, host string, port int) string {
+func (r *Rules) HostMismatch(hosts []string, defPort int, host string, port int) string {
 	switch {
 	case !r.RequireHostMatch:
 		return ""
@@ -105,23 +104,4 @@ func (r *Rules) hostMismatch(hosts []string, defPort int, host string, port int)
 		return refusal.WhyHostMismatch
 	}
 	return ""
-}
-
-// plainRules applies the rules to a plain-HTTP request of srt's mode
-// before the decider is asked, in the order of a terminated tunnel's
-// requests: requireHostMatch (421), then ambiguousRequestTarget (400, or
-// t.path replaced by the form to ask about and forward). It returns the
-// cause and reason of a refusal, or 0.
-func (s *Server) plainRules(head *http1.RequestHead, t *http1.AbsTarget) (refusal.Cause, string) {
-	if why := s.Rules.hostMismatch(head.Values("host"), http1.DefaultPort(t.Scheme), t.Host, t.Port); why != "" {
-		return refusal.CauseMisdirected, why
-	}
-	if s.Rules.CheckPlainTargets {
-		p, ok := s.Rules.AmbiguousTarget.resolve(t.Path)
-		if !ok {
-			return refusal.CauseAmbiguousTarget, refusal.WhyAmbiguous
-		}
-		t.Path = p
-	}
-	return 0, ""
 }

@@ -1,13 +1,18 @@
-package proxy
+package serve
 
 import (
+	"bufio"
 	"io"
 	"net"
 	"sync"
 	"time"
 )
 
-// tunnel copies bytes both ways between client and upstream until both
+// halfCloseTimeout bounds the client's silence after the upstream
+// finished a tunnel.
+const halfCloseTimeout = 30 * time.Second
+
+// Tunnel copies bytes both ways between client and upstream until both
 // directions end, and returns how many went up (client→upstream) and down.
 //
 // With both ends *net.TCPConn, io.Copy moves the bytes with splice(2) and
@@ -15,7 +20,7 @@ import (
 // A direction that ends cleanly (EOF) half-closes its destination and the
 // other direction carries on; once the upstream has finished, the client
 // gets halfCloseTimeout to finish too. An error on either side closes both.
-func tunnel(client, upstream net.Conn) (up, down int64) {
+func Tunnel(client, upstream net.Conn) (up, down int64) {
 	var once sync.Once
 	closeBoth := func() {
 		once.Do(func() {
@@ -28,12 +33,12 @@ func tunnel(client, upstream net.Conn) (up, down int64) {
 		defer close(done)
 		var err error
 		up, err = io.Copy(upstream, client)
-		if err != nil || closeWrite(upstream) != nil {
+		if err != nil || CloseWrite(upstream) != nil {
 			closeBoth()
 		}
 	}()
 	down, err := io.Copy(client, upstream)
-	if err != nil || closeWrite(client) != nil {
+	if err != nil || CloseWrite(client) != nil {
 		closeBoth()
 	} else {
 		client.SetReadDeadline(time.Now().Add(halfCloseTimeout))
@@ -43,22 +48,36 @@ func tunnel(client, upstream net.Conn) (up, down int64) {
 	return up, down
 }
 
-// closeWrite half-closes c (FIN, or a TLS close_notify), or closes it when
+// CloseWrite half-closes c (FIN, or a TLS close_notify), or closes it when
 // it cannot half-close.
-func closeWrite(c net.Conn) error {
+func CloseWrite(c net.Conn) error {
 	if cw, ok := c.(interface{ CloseWrite() error }); ok {
 		return cw.CloseWrite()
 	}
 	return c.Close()
 }
 
-// lingerClose half-closes c after a final answer and reads (and discards)
+// LingerClose half-closes c after a final answer and reads (and discards)
 // what the client still sends for a moment before closing, so that the
 // answer is not lost to a reset caused by unread input.
-func lingerClose(c net.Conn) {
-	if closeWrite(c) == nil {
+func LingerClose(c net.Conn) {
+	if CloseWrite(c) == nil {
 		c.SetReadDeadline(time.Now().Add(500 * time.Millisecond))
 		io.CopyN(io.Discard, c, 256<<10)
 	}
 	c.Close()
+}
+
+// TakeBuffered returns a copy of the bytes br holds that the client sent
+// after its request (the start of the tunnel's stream); nil for a nil br.
+func TakeBuffered(br *bufio.Reader) []byte {
+	if br == nil {
+		return nil
+	}
+	n := br.Buffered()
+	if n == 0 {
+		return nil
+	}
+	b, _ := br.Peek(n)
+	return append([]byte(nil), b...)
 }
