@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/forward"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
@@ -15,9 +16,9 @@ import (
 // TLS-terminated (Server.TLS) and each request inside goes to the decider,
 // or, without termination, refused: this proxy tunnels nothing it cannot
 // inspect. The decider is not asked about the CONNECT itself.
-func (h *httpConn) serveProxyOnlyConnect(head *http1.RequestHead, rec *serve.Record) {
+func (s *Server) serveProxyOnlyConnect(h *forward.Conn, head *http1.RequestHead, rec *serve.Record) {
 	refuse := func(c refusal.Cause, why string) {
-		h.refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindConnect, Reason: why, Host: rec.Host}, true)
+		h.Refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindConnect, Reason: why, Host: rec.Host}, true)
 	}
 	if why := connectTargetProblem(head.Target); why != "" {
 		refuse(refusal.CauseBadRequest, why)
@@ -29,12 +30,12 @@ func (h *httpConn) serveProxyOnlyConnect(head *http1.RequestHead, rec *serve.Rec
 		return
 	}
 	rec.Host, rec.Port = host, port
-	if ok, why := h.s.ProxyOnly.Allows(host, port); !ok {
+	if ok, why := s.ProxyOnly.Allows(host, port); !ok {
 		refuse(refusal.CauseHostNotAllowed, why)
 		return
 	}
 	req := &ask.Request{Kind: ask.KindConnect, Method: "CONNECT", Host: host, Port: port, Path: "*"}
-	if h.s.TLS != nil && h.serveTerminated(req, ask.Verdict{Allow: true}, rec) {
+	if s.TLS != nil && s.serveTerminated(h, req, ask.Verdict{Allow: true}, rec) {
 		return
 	}
 	refuse(refusal.CauseOpaqueTunnel, refusal.WhyOpaqueTunnel)

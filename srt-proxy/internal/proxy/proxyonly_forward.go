@@ -2,6 +2,7 @@ package proxy
 
 import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/forward"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
@@ -12,13 +13,13 @@ import (
 // Proxy-Authorization, the verdict's edits applied and the body (what the
 // decider read of it first) re-framed, and relays the response; it
 // reports whether the connection may carry another request.
-func (h *httpConn) forwardProxyOnly(rec *serve.Record, head *http1.RequestHead, t http1.AbsTarget, spelled string, v ask.Verdict, req *ask.Request, body *peekBody, kind http1.BodyKind, wantsClose bool) bool {
-	ctx, cancel := h.requestContext()
+func (s *Server) forwardProxyOnly(h *forward.Conn, rec *serve.Record, head *http1.RequestHead, t http1.AbsTarget, spelled string, v ask.Verdict, req *ask.Request, body *forward.PeekBody, kind http1.BodyKind, wantsClose bool) bool {
+	ctx, cancel := h.RequestContext()
 	defer cancel()
-	ex := &exchange{head: head, req: req, verdict: v, scheme: t.Scheme, target: spelled,
-		hostHeader: http1.HostAuthority(t.Scheme, t.Host, t.Port), kind: kind, length: body.length,
-		wantsClose: wantsClose, proxyOnly: true, rec: rec, rb: body.rb, body: body}
-	keep := h.forward(ctx, ex, pooledUpstream{h})
-	h.s.log(rec)
+	ex := &forward.Exchange{Head: head, Req: req, Verdict: v, Scheme: t.Scheme, Target: spelled,
+		HostHeader: http1.HostAuthority(t.Scheme, t.Host, t.Port), Kind: kind, Length: body.Length,
+		WantsClose: wantsClose, ProxyOnly: true, Rec: rec, RB: body.RB, Body: body}
+	keep := h.Forward(ctx, ex, h.Pooled())
+	s.log(rec)
 	return keep
 }

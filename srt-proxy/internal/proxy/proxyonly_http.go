@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/forward"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
@@ -12,13 +13,13 @@ import (
 // serveProxyOnly serves one request of proxy-only mode (a CONNECT or a
 // plain-HTTP request); it reports whether the connection may carry
 // another.
-func (h *httpConn) serveProxyOnly(head *http1.RequestHead, rec *serve.Record) bool {
+func (s *Server) serveProxyOnly(h *forward.Conn, head *http1.RequestHead, rec *serve.Record) bool {
 	if head.Method == "CONNECT" {
 		rec.Kind = ask.KindConnect.String()
-		h.serveProxyOnlyConnect(head, rec)
+		s.serveProxyOnlyConnect(h, head, rec)
 		return false
 	}
-	return h.serveProxyOnlyRequest(head, rec)
+	return s.serveProxyOnlyRequest(h, head, rec)
 }
 
 // serveProxyOnlyRequest serves a plain-HTTP request in proxy-only mode,
@@ -31,18 +32,18 @@ func (h *httpConn) serveProxyOnly(head *http1.RequestHead, rec *serve.Record) bo
 //	  400 bad_request    403 host_not_allowed   400        400 / 421 misdirected    405
 //	─▶ askable? ─▶ decider (need_body: the body is read for it) ─▶ deny ─▶ sets headers? ─▶ forward
 //	   400           503 decider_unavailable, 403 bodyless         decider   403 plaintext_header_set
-func (h *httpConn) serveProxyOnlyRequest(head *http1.RequestHead, rec *serve.Record) bool {
-	po := h.s.ProxyOnly
+func (s *Server) serveProxyOnlyRequest(h *forward.Conn, head *http1.RequestHead, rec *serve.Record) bool {
+	po := s.ProxyOnly
 	kind, length, err := http1.Framing(head)
 	if err != nil {
-		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, true)
+		return h.Refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, true)
 	}
 	wantsClose := head.Minor == 0 || http1.ConnectionTokens(head.Values("connection"))["close"]
 	// Before the decider's turn a refusal keeps the connection unless a
 	// request body is left unread; from it on every refusal closes.
 	early := wantsClose || kind != http1.BodyNone
 	refuse := func(c refusal.Cause, why string, close bool) bool {
-		return h.refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindHTTP, Reason: why, Host: rec.Host}, close)
+		return h.Refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindHTTP, Reason: why, Host: rec.Host}, close)
 	}
 	if why := absoluteFormProblem(head.Target); why != "" {
 		return refuse(refusal.CauseBadRequest, why, early)
@@ -80,32 +81,21 @@ func (h *httpConn) serveProxyOnlyRequest(head *http1.RequestHead, rec *serve.Rec
 	if why := http1.Unaskable(req); why != "" {
 		return refuse(refusal.CauseUnaskable, why, true)
 	}
-	rb := h.requestBody(head, kind, length)
-	body := newPeekBody(head.Method, rb, length, h.c.Raw)
+	rb := h.RequestBody(head, kind, length)
+	body := forward.NewPeekBody(head.Method, rb, length, h.Client.Raw)
 	req.Body = body
 
-	ctx, cancel := h.requestContext()
+	ctx, cancel := h.RequestContext()
 	defer cancel()
-	v, err := h.s.Asker.Ask(ctx, req)
+	v, err := s.Asker.Ask(ctx, req)
 	if err != nil {
-		return h.askFailed(rec, req, body, err, true)
+		return h.AskFailed(rec, req, body, err, true)
 	}
 	if !v.Allow {
-		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseDenied, Kind: ask.KindHTTP, Status: v.Status, Reason: v.Reason, Host: t.Host}, true)
+		return h.Refuse(rec, refusal.Refusal{Cause: refusal.CauseDenied, Kind: ask.KindHTTP, Status: v.Status, Reason: v.Reason, Host: t.Host}, true)
 	}
-	if !h.s.Rules.PlaintextHeaderSet && setsHeaders(v) {
+	if !s.Rules.PlaintextHeaderSet && v.SetsHeaders() {
 		return refuse(refusal.CausePlaintextHeaderSet, refusal.WhyPlaintextHeaderSet, true)
 	}
-	return h.forwardProxyOnly(rec, head, t, spelled, v, req, body, kind, wantsClose)
-}
-
-// setsHeaders reports whether an allow sets a header value (a credential
-// placed included); a name given no values only removes.
-func setsHeaders(v ask.Verdict) bool {
-	for _, values := range v.SetHeaders {
-		if len(values) > 0 {
-			return true
-		}
-	}
-	return false
+	return s.forwardProxyOnly(h, rec, head, t, spelled, v, req, body, kind, wantsClose)
 }

@@ -70,8 +70,7 @@ type Server struct {
 	clientWatchDelay time.Duration
 
 	initOnce sync.Once
-	pool     *pool.Pool      // plain-HTTP upstream connections kept alive
-	strip    map[string]bool // Rules.StripResponseHeaders, folded
+	env      *serve.Env      // what the handlers see of the server
 	warned   sync.Map        // destinations Warn was told about
 	ctx      context.Context // cancelled when the server closes for good
 	cancel   context.CancelFunc
@@ -102,11 +101,16 @@ func (s *Server) init() {
 		if s.Mode == nil {
 			s.Mode = refusal.SRTMode{}
 		}
-		s.pool = pool.New(s.Dialer)
-		s.strip = s.Rules.StripSet()
 		s.ctx, s.cancel = context.WithCancel(context.Background())
 		s.listeners = make(map[net.Listener]struct{})
 		s.conns = make(map[*serve.Conn]struct{})
+		s.env = &serve.Env{
+			Asker: s.Asker, Dialer: s.Dialer, Mode: s.Mode, Rules: &s.Rules,
+			Pool: pool.New(s.Dialer), Strip: s.Rules.StripSet(),
+			Token: s.Token, ProxyOnly: s.ProxyOnly != nil, UnauthenticatedSSHReason: s.UnauthenticatedSSHReason,
+			MaxHead: s.maxHead(), FirstByteTimeout: s.firstByteTimeout(), WatchDelay: s.clientWatchDelay,
+			Ctx: s.ctx, Closing: s.isClosing, Log: s.log, TunnelOpened: s.tunnelOpened, Warn: s.warnOnce,
+		}
 	})
 }
 
@@ -224,7 +228,7 @@ func (s *Server) Close() {
 	}
 	s.mu.Unlock()
 	s.active.Wait()
-	s.pool.Close()
+	s.env.Pool.Close()
 }
 
 func (s *Server) stopAccepting() {

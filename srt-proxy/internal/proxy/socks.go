@@ -12,6 +12,7 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/forward"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
@@ -131,7 +132,7 @@ func (s *Server) serveSOCKS5(c *serve.Conn, br *bufio.Reader) {
 			refuse(refusal.Refusal{Cause: refusal.CauseAddress, Reason: refused.Reason}, serve.Deny)
 			return
 		}
-		why := unreachableReason(err)
+		why := forward.UnreachableReason(err)
 		s.Asker.Refused(req, why)
 		f, _ := pool.Describe(err, host, port, "")
 		refuse(refusal.Refusal{Cause: refusal.CauseUnreachable, Reason: why, Failure: f}, serve.Fail)
@@ -143,7 +144,7 @@ func (s *Server) serveSOCKS5(c *serve.Conn, br *bufio.Reader) {
 		return
 	}
 	rec.Set(serve.Allow, v.Reason)
-	s.runTunnel(c, serve.TakeBuffered(br), up, rec)
+	s.env.RunTunnel(c, serve.TakeBuffered(br), up, rec)
 }
 
 // socksAuth negotiates the method and, for username/password, checks the

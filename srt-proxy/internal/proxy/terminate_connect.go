@@ -15,6 +15,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/mitm"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/bulk"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/forward"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
@@ -31,37 +32,37 @@ import (
 //	        └─ slot free? ── no ─▶ 503 too-many-tunnels
 //	             └─ 200 ─▶ first bytes ─▶ ClientHello ─▶ handshake (HandshakeTimeout) ─▶ session
 //	                            └── not TLS ─▶ refuseOpaqueTunnels? destroy : dial + opaque tunnel
-func (h *httpConn) serveTerminated(req *ask.Request, v ask.Verdict, rec *serve.Record) bool {
-	t := h.s.TLS
+func (s *Server) serveTerminated(h *forward.Conn, req *ask.Request, v ask.Verdict, rec *serve.Record) bool {
+	t := s.TLS
 	if t == nil || t.excluded(req.Host) {
-		if !h.s.Rules.RefuseOpaqueTunnels {
+		if !s.Rules.RefuseOpaqueTunnels {
 			return false
 		}
-		h.s.Asker.Refused(req, refusal.WhyOpaqueTunnel)
-		h.refuse(rec, refusal.Refusal{Cause: refusal.CauseOpaqueTunnel, Kind: ask.KindConnect, Reason: refusal.WhyOpaqueTunnel, Host: req.Host}, true)
+		s.Asker.Refused(req, refusal.WhyOpaqueTunnel)
+		h.Refuse(rec, refusal.Refusal{Cause: refusal.CauseOpaqueTunnel, Kind: ask.KindConnect, Reason: refusal.WhyOpaqueTunnel, Host: req.Host}, true)
 		return true
 	}
 	t.init()
 	if !t.acquire() {
 		if t.firstRefusal(req.User) {
-			h.s.Asker.Refused(req, refusal.WhyTooManyTunnels)
+			s.Asker.Refused(req, refusal.WhyTooManyTunnels)
 		}
-		h.refuse(rec, refusal.Refusal{Cause: refusal.CauseTooManyTunnels, Kind: ask.KindConnect, Reason: refusal.WhyTooManyTunnels, Host: req.Host}, true)
+		h.Refuse(rec, refusal.Refusal{Cause: refusal.CauseTooManyTunnels, Kind: ask.KindConnect, Reason: refusal.WhyTooManyTunnels, Host: req.Host}, true)
 		return true
 	}
-	defer h.s.log(rec)
-	raw, br := h.c.Raw, h.br
+	defer s.log(rec)
+	raw, br := h.Client.Raw, h.BR
 	raw.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	h.bw.WriteString(connectEstablished)
-	err := h.bw.Flush()
-	h.br, h.bw = nil, nil // the connection is the session's now
+	h.BW.WriteString(connectEstablished)
+	err := h.BW.Flush()
+	h.BR, h.BW = nil, nil // the connection is the session's now
 	if err != nil {
 		t.release()
 		rec.Set(serve.Fail, "writing the CONNECT answer: "+err.Error())
 		return true
 	}
 	rec.Set(serve.Allow, v.Reason)
-	h.s.terminateTunnel(h.c, br, req, rec)
+	s.terminateTunnel(h.Client, br, req, rec)
 	return true
 }
 
@@ -148,7 +149,7 @@ func (s *Server) opaqueAfterAnswer(c *serve.Conn, req *ask.Request, br *bufio.Re
 	cancel()
 	rec.Addr = dialed.Addr
 	if err != nil {
-		why := unreachableReason(err)
+		why := forward.UnreachableReason(err)
 		var refused *dial.AddressRefusedError
 		if errors.As(err, &refused) {
 			why = refused.Reason
@@ -162,7 +163,7 @@ func (s *Server) opaqueAfterAnswer(c *serve.Conn, req *ask.Request, br *bufio.Re
 		}
 		return
 	}
-	s.runTunnel(c, serve.TakeBuffered(br), up, rec)
+	s.env.RunTunnel(c, serve.TakeBuffered(br), up, rec)
 }
 
 // serverConfig is the TLS server side of one tunnel to target: the

@@ -6,6 +6,7 @@ import (
 	"github.com/srt-sandbox/decider/hostname"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/forward"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
@@ -21,24 +22,22 @@ import (
 //	     ─▶ allow: header edits ─▶ upstream (kept alive) ─▶ response (stripped, Keep-Alive)
 func (x *tlsSession) serveOne() bool {
 	h := x.h
-	h.wmu.Lock()
-	h.responseSent = false
-	h.wmu.Unlock()
+	h.BeginRequest()
 	rec := serve.NewRecord("https")
 	rec.Host, rec.Port, rec.User = x.connect.Host, x.connect.Port, x.connect.User
-	head := h.nextHead(rec)
+	head := h.NextHead(rec)
 	if head == nil {
 		return false
 	}
 	x.tc.SetReadDeadline(time.Time{})
 	kind, length, err := http1.Framing(head)
 	if err != nil {
-		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, true)
+		return h.Refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, true)
 	}
 	wantsClose := head.Minor == 0 || http1.ConnectionTokens(head.Values("connection"))["close"]
 	refuseClose := wantsClose || kind != http1.BodyNone
 	refuse := func(c refusal.Cause, why string) bool {
-		return h.refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindHTTP, Reason: why, Host: x.connect.Host}, refuseClose)
+		return h.Refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindHTTP, Reason: why, Host: x.connect.Host}, refuseClose)
 	}
 
 	rt, err := http1.ParseInnerTarget(head.Method, head.Target)
@@ -65,7 +64,7 @@ func (x *tlsSession) serveOne() bool {
 	if !ok {
 		return refuse(refusal.CauseAmbiguousTarget, refusal.WhyAmbiguous)
 	}
-	forward := rt.With(path)
+	upTarget := rt.With(path)
 	req := &ask.Request{Kind: ask.KindHTTP, User: x.connect.User, Method: head.Method, Host: x.connect.Host, Port: x.connect.Port,
 		HostHeader: hostHeader, SNI: x.sni, Path: path, Query: rt.Query}
 	req.Headers, req.HeaderNames = http1.OrderedAskHeaders(head)
@@ -74,28 +73,28 @@ func (x *tlsSession) serveOne() bool {
 	}
 	// The body is read only if the decider asks to see it (need_body),
 	// and then kept and forwarded first.
-	rb := h.requestBody(head, kind, length)
-	body := newPeekBody(head.Method, rb, length, x.tc)
+	rb := h.RequestBody(head, kind, length)
+	body := forward.NewPeekBody(head.Method, rb, length, x.tc)
 	req.Body = body
 
-	ctx, cancel := h.requestContext()
+	ctx, cancel := h.RequestContext()
 	defer cancel()
-	v, err := h.s.Asker.Ask(ctx, req)
+	v, err := x.s.Asker.Ask(ctx, req)
 	if err != nil {
-		return h.askFailed(rec, req, body, err, refuseClose)
+		return h.AskFailed(rec, req, body, err, refuseClose)
 	}
 	if !v.Allow {
-		return h.refuse(rec, refusal.Refusal{Cause: refusal.CauseRequestDenied, Kind: ask.KindHTTP, Status: v.Status, Reason: v.Reason, Host: req.Host}, refuseClose)
+		return h.Refuse(rec, refusal.Refusal{Cause: refusal.CauseRequestDenied, Kind: ask.KindHTTP, Status: v.Status, Reason: v.Reason, Host: req.Host}, refuseClose)
 	}
 	if hostHeader == "" {
 		hostHeader = http1.HostAuthority("https", req.Host, req.Port)
 	}
-	ex := &exchange{head: head, req: req, verdict: v, scheme: "https", target: forward, hostHeader: hostHeader,
-		kind: kind, length: length, wantsClose: wantsClose, rec: rec, rb: rb, body: body}
-	keep := h.forward(ctx, ex, tunnelUpstream{x})
+	ex := &forward.Exchange{Head: head, Req: req, Verdict: v, Scheme: "https", Target: upTarget, HostHeader: hostHeader,
+		Kind: kind, Length: length, WantsClose: wantsClose, Rec: rec, RB: rb, Body: body}
+	keep := h.Forward(ctx, ex, tunnelUpstream{x})
 	x.up += rec.Up
 	x.down += rec.Down
-	h.s.log(rec)
+	x.s.log(rec)
 	return keep
 }
 

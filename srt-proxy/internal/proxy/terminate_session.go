@@ -9,6 +9,7 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/bulk"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/forward"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
@@ -19,12 +20,12 @@ import (
 type tlsSession struct {
 	s       *Server
 	t       *Terminate
-	outer   *serve.Conn  // the accepted connection: its idle flag, and the upstream closed with it
-	tc      *tls.Conn    // the client's side, decrypted
-	bulk    *bulk.Conn   // under tc
-	h       *httpConn    // HTTP/1.1 over tc: heads, refusals, 100 Continue
-	connect *ask.Request // the CONNECT that opened the tunnel
-	sni     string       // the client's TLS server name, lower-cased; "" when none
+	outer   *serve.Conn   // the accepted connection: its idle flag, and the upstream closed with it
+	tc      *tls.Conn     // the client's side, decrypted
+	bulk    *bulk.Conn    // under tc
+	h       *forward.Conn // HTTP/1.1 over tc: heads, refusals, 100 Continue
+	connect *ask.Request  // the CONNECT that opened the tunnel
+	sni     string        // the client's TLS server name, lower-cased; "" when none
 
 	upc *pool.Conn // the upstream connection; nil until the first allowed request
 
@@ -35,8 +36,8 @@ type tlsSession struct {
 func newTLSSession(s *Server, outer *serve.Conn, tc *tls.Conn, bulk *bulk.Conn, connect *ask.Request) *tlsSession {
 	x := &tlsSession{s: s, t: s.TLS, outer: outer, tc: tc, bulk: bulk, connect: connect,
 		sni: hostname.LowerASCII(tc.ConnectionState().ServerName)}
-	x.h = &httpConn{s: s, c: &serve.Conn{Raw: tc}, br: bufio.NewReaderSize(tc, 4096), bw: bufio.NewWriterSize(tc, 4096),
-		stall: x.stall(), bulk: bulk, keepAlive: keepAliveAnswer, trustFix: x.t.TrustFix}
+	x.h = &forward.Conn{Env: s.env, Client: &serve.Conn{Raw: tc}, BR: bufio.NewReaderSize(tc, 4096), BW: bufio.NewWriterSize(tc, 4096),
+		Stall: x.stall(), Bulk: bulk, KeepAlive: keepAliveAnswer, TrustFix: x.t.TrustFix}
 	return x
 }
 
@@ -53,7 +54,7 @@ func (x *tlsSession) serve(helloAt time.Time) {
 			break
 		}
 		x.tc.SetReadDeadline(next)
-		_, err := x.h.br.Peek(1)
+		_, err := x.h.BR.Peek(1)
 		x.outer.Idle.Store(false)
 		if err != nil {
 			break

@@ -5,6 +5,7 @@ import (
 	"net"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/bulk"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/forward"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
 )
 
@@ -50,11 +51,11 @@ func (x *tlsSession) dropUpstream() {
 // upstream connection: the tunnel's own, kept alive between them.
 type tunnelUpstream struct{ x *tlsSession }
 
-func (t tunnelUpstream) get(ctx context.Context, _ *exchange, fresh bool) (*pool.Conn, error) {
+func (t tunnelUpstream) Get(ctx context.Context, _ *forward.Exchange, fresh bool) (*pool.Conn, error) {
 	return t.x.upstream(ctx, fresh)
 }
 
-func (t tunnelUpstream) done(u *pool.Conn, reusable bool) {
+func (t tunnelUpstream) Done(u *pool.Conn, reusable bool) {
 	if reusable {
 		return
 	}

@@ -110,3 +110,14 @@ type Asker interface {
 	// address") or "upstream unreachable: …".
 	Refused(r *Request, reason string)
 }
+
+// SetsHeaders reports whether an allow sets a header value (a credential
+// placed included); a name given no values only removes.
+func (v Verdict) SetsHeaders() bool {
+	for _, values := range v.SetHeaders {
+		if len(values) > 0 {
+			return true
+		}
+	}
+	return false
+}

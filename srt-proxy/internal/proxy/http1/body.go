@@ -140,7 +140,7 @@ func (b *RequestBody) BytesRead() int64 { return b.n.Load() }
 // Close is called by the transport; the body's end is Finish's business.
 func (b *RequestBody) Close() error { return nil }
 
-// finish ends the body and reports whether it was read completely and
+// Finish ends the body and reports whether it was read completely and
 // without error. A read in progress (the transport still sending) counts
 // as incomplete.
 func (b *RequestBody) Finish() bool {
@@ -152,7 +152,7 @@ func (b *RequestBody) Finish() bool {
 	return b.eof
 }
 
-// clientErr is the client-side error the body hit, if any.
+// ClientErr is the client-side error the body hit, if any.
 func (b *RequestBody) ClientErr() error {
 	if !b.mu.TryLock() {
 		return nil

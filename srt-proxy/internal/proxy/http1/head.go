@@ -172,7 +172,7 @@ func parseField(line []byte) (Field, error) {
 	return Field{Name: name, Value: string(value), Lower: hostname.LowerASCII(name)}, nil
 }
 
-// values returns the values of the header with a lower-case name.
+// Values returns the values of the header with a lower-case name.
 func (h *RequestHead) Values(lower string) []string {
 	var out []string
 	for _, f := range h.Fields {

@@ -19,11 +19,11 @@ type InnerTarget struct {
 	hasQuery  bool
 }
 
-// spelled is the target as forwarded in asSpelled mode: as the client
+// Spelled is the target as forwarded in asSpelled mode: as the client
 // wrote it, less the fragment.
 func (t InnerTarget) Spelled() string { return t.With(t.Path) }
 
-// with is the target with path replaced.
+// With is the target with path replaced.
 func (t InnerTarget) With(path string) string {
 	s := t.prefix + path
 	if t.hasQuery {

@@ -1,4 +1,4 @@
-package proxy
+package forward
 
 import (
 	"bufio"
@@ -30,13 +30,13 @@ import (
 // has one. keep reports whether the client connection may carry another
 // request; upstreamDone whether the response was read to its end (so u
 // can carry another).
-func (h *httpConn) relay(ex *exchange, resp *http.Response, u *pool.Conn) (keep, upstreamDone bool) {
-	rec := ex.rec
+func (h *Conn) relay(ex *Exchange, resp *http.Response, u *pool.Conn) (keep, upstreamDone bool) {
+	rec := ex.Rec
 	code := resp.StatusCode
 	if code < 200 || code > 999 {
 		// A 101 to a request whose Upgrade was not forwarded, or worse.
-		why := "upstream " + net.JoinHostPort(ex.req.Host, strconv.Itoa(ex.req.Port)) + ": failed (it answered status " + strconv.Itoa(code) + ", which is not relayed)"
-		h.writeAnswer(h.s.Mode.Render(refusal.Refusal{Cause: refusal.CauseUnreachable, Kind: ask.KindHTTP, Failure: refusal.UpstreamFailed, Reason: why}), ask.KindHTTP, true)
+		why := "upstream " + net.JoinHostPort(ex.Req.Host, strconv.Itoa(ex.Req.Port)) + ": failed (it answered status " + strconv.Itoa(code) + ", which is not relayed)"
+		h.WriteAnswer(h.Env.Mode.Render(refusal.Refusal{Cause: refusal.CauseUnreachable, Kind: ask.KindHTTP, Failure: refusal.UpstreamFailed, Reason: why}), ask.KindHTTP, true)
 		rec.Set(serve.Fail, "upstream answered status "+strconv.Itoa(code))
 		return false, false
 	}
@@ -44,9 +44,9 @@ func (h *httpConn) relay(ex *exchange, resp *http.Response, u *pool.Conn) (keep,
 	h.responseSent = true
 	h.wmu.Unlock()
 
-	keep = !ex.wantsClose && !h.s.isClosing()
-	noBody := ex.head.Method == "HEAD" || code == 204 || code == 304
-	w := h.bw
+	keep = !ex.WantsClose && !h.Env.Closing()
+	noBody := ex.Head.Method == "HEAD" || code == 204 || code == 304
+	w := h.BW
 	w.WriteString("HTTP/1.1 ")
 	w.WriteString(strconv.Itoa(code))
 	w.WriteByte(' ')
@@ -60,7 +60,7 @@ func (h *httpConn) relay(ex *exchange, resp *http.Response, u *pool.Conn) (keep,
 	slices.Sort(keys)
 	for _, k := range keys {
 		folded := http1.FoldName(k)
-		if http1.DropResponseHeader(folded, named) || h.s.strip[folded] {
+		if http1.DropResponseHeader(folded, named) || h.Env.Strip[folded] {
 			continue
 		}
 		for _, v := range resp.Header[k] {
@@ -76,7 +76,7 @@ func (h *httpConn) relay(ex *exchange, resp *http.Response, u *pool.Conn) (keep,
 		}
 	case resp.ContentLength >= 0:
 		writeField(w, "Content-Length", strconv.FormatInt(resp.ContentLength, 10))
-	case ex.head.Minor == 1:
+	case ex.Head.Minor == 1:
 		writeField(w, "Transfer-Encoding", "chunked")
 		chunked = true
 	default:
@@ -85,8 +85,8 @@ func (h *httpConn) relay(ex *exchange, resp *http.Response, u *pool.Conn) (keep,
 	switch {
 	case !keep:
 		writeField(w, "Connection", "close")
-	case h.keepAlive != "":
-		writeField(w, "Keep-Alive", h.keepAlive)
+	case h.KeepAlive != "":
+		writeField(w, "Keep-Alive", h.KeepAlive)
 	}
 	w.WriteString("\r\n")
 	h.armWrite()
@@ -143,9 +143,9 @@ func writeField(w *bufio.Writer, name, value string) {
 
 // armWrite gives the next write to the client the connection's stall
 // limit, if it has one.
-func (h *httpConn) armWrite() {
-	if h.stall > 0 {
-		h.c.Raw.SetWriteDeadline(time.Now().Add(h.stall))
+func (h *Conn) armWrite() {
+	if h.Stall > 0 {
+		h.Client.Raw.SetWriteDeadline(time.Now().Add(h.Stall))
 	}
 }
 
@@ -160,13 +160,13 @@ var copyBufs = sync.Pool{New: func() any { b := make([]byte, 32<<10); return &b 
 // With gather (a body of known length, read through TLS from src, to a
 // client behind a bulk.Conn), each read is followed by the records already
 // at hand, and all of it goes to the client in one write.
-func (h *httpConn) copyBody(r io.Reader, src net.Conn, gather, chunked bool) (int64, error) {
+func (h *Conn) copyBody(r io.Reader, src net.Conn, gather, chunked bool) (int64, error) {
 	bp := copyBufs.Get().(*[]byte)
 	defer copyBufs.Put(bp)
 	buf := *bp
-	w, d := h.bw, h.stall
+	w, d := h.BW, h.Stall
 	var total int64
-	gather = gather && src != nil && h.bulk != nil && !chunked
+	gather = gather && src != nil && h.Bulk != nil && !chunked
 	for {
 		if d > 0 {
 			src.SetReadDeadline(time.Now().Add(d))
@@ -178,7 +178,7 @@ func (h *httpConn) copyBody(r io.Reader, src net.Conn, gather, chunked bool) (in
 			switch {
 			case gather && err == nil:
 				var more int
-				more, err, werr = relayAtHand(w, h.bulk, r, src, buf, n)
+				more, err, werr = relayAtHand(w, h.Bulk, r, src, buf, n)
 				n += more
 			case chunked:
 				w.WriteString(strconv.FormatInt(int64(n), 16))

@@ -1,4 +1,4 @@
-package proxy
+package forward
 
 import (
 	"bytes"
@@ -21,74 +21,74 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
-// exchange is one allowed request on its way upstream.
-type exchange struct {
-	head       *http1.RequestHead
-	req        *ask.Request
-	verdict    ask.Verdict
-	scheme     string // the destination's: "http" or "https"
-	target     string // the request-target sent upstream, in origin form
-	hostHeader string // the Host header sent upstream
-	kind       http1.BodyKind
-	length     int64
-	wantsClose bool
+// Exchange is one allowed request on its way upstream.
+type Exchange struct {
+	Head       *http1.RequestHead
+	Req        *ask.Request
+	Verdict    ask.Verdict
+	Scheme     string // the destination's: "http" or "https"
+	Target     string // the request-target sent upstream, in origin form
+	HostHeader string // the Host header sent upstream
+	Kind       http1.BodyKind
+	Length     int64
+	WantsClose bool
 	// Which client fields stay behind: proxyOnly drops every hop-by-hop
 	// field (http1.DropProxyOnly); otherwise http1.DropRequestHeader applies, with
 	// authConsumed saying the Proxy-Authorization carried our token.
-	proxyOnly, authConsumed bool
-	rec                     *serve.Record
-	rb                      *http1.RequestBody // the body as framed on the wire; nil when none
-	body                    *peekBody          // the body as the decider saw it (its first bytes may be held); nil: rb as it is
+	ProxyOnly, AuthConsumed bool
+	Rec                     *serve.Record
+	RB                      *http1.RequestBody // the body as framed on the wire; nil when none
+	Body                    *PeekBody          // the body as the decider saw it (its first bytes may be held); nil: rb as it is
 	src                     *stallReader       // what the body sender reads
 	// watch follows the client once the request is upstream in full
 	// (watch.go); nil until then.
 	watch *clientWatch
 }
 
-// upstreams is where a client connection's exchanges get their upstream
+// Upstreams is where a client connection's exchanges get their upstream
 // connections: a terminated tunnel keeps one of its own
 // (tunnelUpstream), plain-HTTP requests share the server's pool
 // (pooledUpstream).
-type upstreams interface {
+type Upstreams interface {
 	// get returns a connection for ex: a kept one that is still alive,
 	// unless fresh is asked for, else a new one.
-	get(ctx context.Context, ex *exchange, fresh bool) (*pool.Conn, error)
+	Get(ctx context.Context, ex *Exchange, fresh bool) (*pool.Conn, error)
 	// done hands u back after an exchange: kept for the next one when
 	// reusable, else closed.
-	done(u *pool.Conn, reusable bool)
+	Done(u *pool.Conn, reusable bool)
 }
 
-// forward sends an allowed request upstream and relays the response. It
+// Forward sends an allowed request upstream and relays the response. It
 // reports whether the client connection may carry another request.
-func (h *httpConn) forward(ctx context.Context, ex *exchange, ups upstreams) bool {
-	rec := ex.rec
-	refuseClose := ex.wantsClose || ex.kind != http1.BodyNone
-	body := ex.rb
+func (h *Conn) Forward(ctx context.Context, ex *Exchange, ups Upstreams) bool {
+	rec := ex.Rec
+	refuseClose := ex.WantsClose || ex.Kind != http1.BodyNone
+	body := ex.RB
 	if body != nil {
 		var r io.Reader = body
-		if ex.body != nil {
-			r = ex.body.forward()
+		if ex.Body != nil {
+			r = ex.Body.forward()
 		}
-		ex.src = &stallReader{r: r, c: h.c.Raw, d: h.stall}
+		ex.src = &stallReader{r: r, c: h.Client.Raw, d: h.Stall}
 	}
-	u, err := ups.get(ctx, ex, false)
+	u, err := ups.Get(ctx, ex, false)
 	if err != nil {
-		return h.upstreamFailed(rec, ex.req, err, refuseClose)
+		return h.UpstreamFailed(rec, ex.Req, err, refuseClose)
 	}
 	rec.Addr = u.Addr
 	var sent chan error
 	resp, err := h.roundTrip(u, ex, body, &sent)
-	if err != nil && body == nil && u.Used && idempotent(ex.head.Method) && pool.Retryable(err) && !ex.watch.stop() {
-		ups.done(u, false)
-		if u, err = ups.get(ctx, ex, true); err != nil {
-			return h.upstreamFailed(rec, ex.req, err, refuseClose)
+	if err != nil && body == nil && u.Used && idempotent(ex.Head.Method) && pool.Retryable(err) && !ex.watch.stop() {
+		ups.Done(u, false)
+		if u, err = ups.Get(ctx, ex, true); err != nil {
+			return h.UpstreamFailed(rec, ex.Req, err, refuseClose)
 		}
 		rec.Addr = u.Addr
 		resp, err = h.roundTrip(u, ex, nil, &sent)
 	}
 	u.Used = true
 	if err != nil {
-		ups.done(u, false)
+		ups.Done(u, false)
 		h.endBody(ex, u, sent)
 		if ex.watch.stop() {
 			rec.Set(serve.Fail, "the client went away before the upstream answered")
@@ -103,9 +103,9 @@ func (h *httpConn) forward(ctx context.Context, ex *exchange, ups upstreams) boo
 			rec.Up = body.BytesRead()
 			complete = body.Finish()
 		}
-		return h.upstreamFailed(rec, ex.req, err, ex.wantsClose || !complete)
+		return h.UpstreamFailed(rec, ex.Req, err, ex.WantsClose || !complete)
 	}
-	rec.Set(serve.Allow, ex.verdict.Reason)
+	rec.Set(serve.Allow, ex.Verdict.Reason)
 	keep, upstreamDone := h.relay(ex, resp, u)
 	if !upstreamDone {
 		// First: closing a body not read to its end reads the rest.
@@ -123,7 +123,7 @@ func (h *httpConn) forward(ctx context.Context, ex *exchange, ups upstreams) boo
 		keep = body.Finish() && keep
 		rec.Up = body.BytesRead()
 	}
-	ups.done(u, upstreamDone && !resp.Close && sendErr == nil && !gone)
+	ups.Done(u, upstreamDone && !resp.Close && sendErr == nil && !gone)
 	return keep && !gone
 }
 
@@ -141,9 +141,9 @@ func idempotent(method string) bool {
 // roundTrip writes the request (its body from a goroutine of its own,
 // reported on *sent) and reads the response head, skipping interim 1xx
 // answers. A body the client fails to deliver cuts the upstream leg.
-func (h *httpConn) roundTrip(u *pool.Conn, ex *exchange, body *http1.RequestBody, sent *chan error) (*http.Response, error) {
-	if h.stall > 0 {
-		u.Net.SetWriteDeadline(time.Now().Add(h.stall))
+func (h *Conn) roundTrip(u *pool.Conn, ex *Exchange, body *http1.RequestBody, sent *chan error) (*http.Response, error) {
+	if h.Stall > 0 {
+		u.Net.SetWriteDeadline(time.Now().Add(h.Stall))
 	}
 	u.BW.Write(upstreamHead(ex, u))
 	if body == nil {
@@ -168,8 +168,8 @@ func (h *httpConn) roundTrip(u *pool.Conn, ex *exchange, body *http1.RequestBody
 			ch <- err
 		}()
 	}
-	if h.stall > 0 {
-		u.Net.SetReadDeadline(time.Now().Add(h.stall))
+	if h.Stall > 0 {
+		u.Net.SetReadDeadline(time.Now().Add(h.Stall))
 	}
 	if _, err := u.BR.Peek(1); err != nil {
 		return nil, &pool.NoAnswerError{Err: err}
@@ -177,7 +177,7 @@ func (h *httpConn) roundTrip(u *pool.Conn, ex *exchange, body *http1.RequestBody
 	u.ArmHeadLimit()
 	defer u.DisarmHeadLimit()
 	for {
-		resp, err := http.ReadResponse(u.BR, &http.Request{Method: ex.head.Method})
+		resp, err := http.ReadResponse(u.BR, &http.Request{Method: ex.Head.Method})
 		if err != nil {
 			return nil, err
 		}
@@ -194,17 +194,17 @@ func (h *httpConn) roundTrip(u *pool.Conn, ex *exchange, body *http1.RequestBody
 // (golang.org/issue/6574): a body sent slowly, or a stream whose client
 // waits for the upstream's answer before it sends more, is not held back
 // in the buffer.
-func (h *httpConn) sendBody(u *pool.Conn, ex *exchange) error {
+func (h *Conn) sendBody(u *pool.Conn, ex *Exchange) error {
 	src := ex.src
-	dst := &stallWriter{w: u.BW, c: u.Net, d: h.stall}
+	dst := &stallWriter{w: u.BW, c: u.Net, d: h.Stall}
 	flush := func() error {
-		if h.stall > 0 {
-			u.Net.SetWriteDeadline(time.Now().Add(h.stall))
+		if h.Stall > 0 {
+			u.Net.SetWriteDeadline(time.Now().Add(h.Stall))
 		}
 		return u.BW.Flush()
 	}
 	var err error
-	if ex.kind == http1.BodyChunked {
+	if ex.Kind == http1.BodyChunked {
 		cw := httputil.NewChunkedWriter(dst)
 		if _, err = io.Copy(flushingWriter{cw, flush}, src); err == nil {
 			if err = cw.Close(); err == nil {
@@ -237,7 +237,7 @@ func (f flushingWriter) Write(p []byte) (int, error) {
 // endBody waits for the body sender. If it is still at work (the response
 // came first), the upstream leg is cut and the client read interrupted so
 // that it stops.
-func (h *httpConn) endBody(ex *exchange, u *pool.Conn, sent chan error) error {
+func (h *Conn) endBody(ex *Exchange, u *pool.Conn, sent chan error) error {
 	if sent == nil {
 		return nil
 	}
@@ -249,7 +249,7 @@ func (h *httpConn) endBody(ex *exchange, u *pool.Conn, sent chan error) error {
 	u.Close()
 	ex.src.abort()
 	err := <-sent
-	h.c.Raw.SetReadDeadline(time.Time{})
+	h.Client.Raw.SetReadDeadline(time.Time{})
 	if err == nil {
 		err = errors.New("request body cut short")
 	}
@@ -261,20 +261,20 @@ func (h *httpConn) endBody(ex *exchange, u *pool.Conn, sent chan error) error {
 // header, the client's fields in their order without the ones that stay
 // behind (names folded: '_' and '.' count as '-'), the verdict's edits,
 // the parent's credentials, and the proxy's own framing.
-func upstreamHead(ex *exchange, u *pool.Conn) []byte {
-	h, v := ex.head, ex.verdict
+func upstreamHead(ex *Exchange, u *pool.Conn) []byte {
+	h, v := ex.Head, ex.Verdict
 	var b bytes.Buffer
 	b.Grow(512)
 	b.WriteString(h.Method)
 	b.WriteByte(' ')
 	if u.Parent != nil {
-		b.WriteString(ex.scheme)
+		b.WriteString(ex.Scheme)
 		b.WriteString("://")
-		b.WriteString(http1.HostAuthority(ex.scheme, ex.req.Host, ex.req.Port))
+		b.WriteString(http1.HostAuthority(ex.Scheme, ex.Req.Host, ex.Req.Port))
 	}
-	b.WriteString(ex.target)
+	b.WriteString(ex.Target)
 	b.WriteString(" HTTP/1.1\r\nHost: ")
-	b.WriteString(ex.hostHeader)
+	b.WriteString(ex.HostHeader)
 	b.WriteString("\r\n")
 	named := http1.ConnectionTokens(h.Values("connection"))
 	edited := make(map[string]bool, len(v.RemoveHeaders)+len(v.SetHeaders))
@@ -309,9 +309,9 @@ func upstreamHead(ex *exchange, u *pool.Conn) []byte {
 		writeHeadField(&b, "Proxy-Authorization", auth)
 	}
 	switch {
-	case ex.kind == http1.BodyLength:
-		writeHeadField(&b, "Content-Length", strconv.FormatInt(ex.length, 10))
-	case ex.kind == http1.BodyChunked:
+	case ex.Kind == http1.BodyLength:
+		writeHeadField(&b, "Content-Length", strconv.FormatInt(ex.Length, 10))
+	case ex.Kind == http1.BodyChunked:
 		writeHeadField(&b, "Transfer-Encoding", "chunked")
 	case len(h.Values("content-length")) > 0:
 		writeHeadField(&b, "Content-Length", "0") // an empty body said so: some servers want a length on a POST
@@ -322,11 +322,11 @@ func upstreamHead(ex *exchange, u *pool.Conn) []byte {
 
 // drops reports whether a client's header field (its folded name) stays
 // behind.
-func (ex *exchange) drops(folded string, named map[string]bool) bool {
-	if ex.proxyOnly {
+func (ex *Exchange) drops(folded string, named map[string]bool) bool {
+	if ex.ProxyOnly {
 		return http1.DropProxyOnly(folded, named)
 	}
-	return http1.DropRequestHeader(folded, named, ex.authConsumed)
+	return http1.DropRequestHeader(folded, named, ex.AuthConsumed)
 }
 
 func writeHeadField(b *bytes.Buffer, name, value string) {

@@ -1,4 +1,4 @@
-package proxy
+package forward
 
 import (
 	"bytes"
@@ -17,13 +17,13 @@ import (
 // runs meanwhile.
 const inspectIdle = 30 * time.Second
 
-// peekBody is a request body as the decider sees it (Body): the first
+// PeekBody is a request body as the decider sees it (Body): the first
 // bytes the decider asks for are read here and kept, and the request, if
 // allowed, sends them upstream before the rest (forward).
-type peekBody struct {
-	rb     *http1.RequestBody // nil: the request has no body
+type PeekBody struct {
+	RB     *http1.RequestBody // nil: the request has no body
 	hidden bool               // GET, HEAD, OPTIONS: the decider is shown none
-	length int64              // Content-Length, or -1 for chunked
+	Length int64              // Content-Length, or -1 for chunked
 	conn   net.Conn           // the client's connection: Abort sets its read deadline
 
 	mu      sync.Mutex
@@ -32,22 +32,22 @@ type peekBody struct {
 	err     error // the client-side failure of Read
 }
 
-var _ ask.Body = (*peekBody)(nil)
+var _ ask.Body = (*PeekBody)(nil)
 
-// newPeekBody wraps the body of a request with method (rb nil when it has
+// NewPeekBody wraps the body of a request with method (rb nil when it has
 // none) read from conn.
-func newPeekBody(method string, rb *http1.RequestBody, length int64, conn net.Conn) *peekBody {
-	return &peekBody{rb: rb, hidden: http1.IsBodylessMethod(method), length: length, conn: conn}
+func NewPeekBody(method string, rb *http1.RequestBody, length int64, conn net.Conn) *PeekBody {
+	return &PeekBody{RB: rb, hidden: http1.IsBodylessMethod(method), Length: length, conn: conn}
 }
 
-func (b *peekBody) Hidden() bool { return b.hidden }
+func (b *PeekBody) Hidden() bool { return b.hidden }
 
-func (b *peekBody) Reserve(max int) int {
+func (b *PeekBody) Reserve(max int) int {
 	switch {
-	case b.rb == nil:
+	case b.RB == nil:
 		return 0
-	case b.length >= 0 && b.length < int64(max):
-		return int(b.length)
+	case b.Length >= 0 && b.Length < int64(max):
+		return int(b.Length)
 	}
 	return max
 }
@@ -55,15 +55,15 @@ func (b *peekBody) Reserve(max int) int {
 // Read reads up to max bytes of the body; cut reports more after them.
 // With a Content-Length the length says so; a chunked body is read one
 // byte further (kept, and forwarded with the rest).
-func (b *peekBody) Read(max int) ([]byte, bool, error) {
-	if b.rb == nil {
+func (b *PeekBody) Read(max int) ([]byte, bool, error) {
+	if b.RB == nil {
 		return nil, false, nil
 	}
 	want := max
 	switch {
-	case b.length >= 0 && b.length < int64(want):
-		want = int(b.length)
-	case b.length < 0 && !b.hidden:
+	case b.Length >= 0 && b.Length < int64(want):
+		want = int(b.Length)
+	case b.Length < 0 && !b.hidden:
 		want = max + 1 // to tell a body of exactly max bytes from a longer one
 	}
 	buf := make([]byte, 0, min(want, 64<<10))
@@ -74,7 +74,7 @@ func (b *peekBody) Read(max int) ([]byte, bool, error) {
 			err = errAborted
 			break
 		}
-		n, rerr := b.rb.Read(chunk[:min(len(chunk), want-len(buf))])
+		n, rerr := b.RB.Read(chunk[:min(len(chunk), want-len(buf))])
 		buf = append(buf, chunk[:n]...)
 		if rerr == io.EOF {
 			break
@@ -96,7 +96,7 @@ func (b *peekBody) Read(max int) ([]byte, bool, error) {
 		b.err = err
 		return nil, false, err
 	}
-	cut := b.length > int64(max) || len(buf) > max
+	cut := b.Length > int64(max) || len(buf) > max
 	return buf[:min(len(buf), max)], cut, nil
 }
 
@@ -105,7 +105,7 @@ var errAborted = errors.New("body read aborted")
 // armDeadline gives the next read inspectIdle, unless the read was
 // aborted (then false). Under the lock, so that an Abort's deadline is
 // never overwritten.
-func (b *peekBody) armDeadline() bool {
+func (b *PeekBody) armDeadline() bool {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.aborted {
@@ -117,7 +117,7 @@ func (b *peekBody) armDeadline() bool {
 
 // Abort stops a Read in progress: its connection's read deadline passes.
 // The request is refused afterwards and its connection closed.
-func (b *peekBody) Abort() {
+func (b *PeekBody) Abort() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	b.aborted = true
@@ -126,7 +126,7 @@ func (b *peekBody) Abort() {
 
 // failed is the client-side failure of a Read (not an Abort), if any: the
 // request cannot be answered.
-func (b *peekBody) failed() error {
+func (b *PeekBody) failed() error {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.aborted {
@@ -137,14 +137,14 @@ func (b *peekBody) failed() error {
 
 // forward is the body to send upstream: the bytes read for the decider,
 // then the rest.
-func (b *peekBody) forward() io.ReadCloser {
+func (b *PeekBody) forward() io.ReadCloser {
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if len(b.head) == 0 {
-		return b.rb
+		return b.RB
 	}
 	return struct {
 		io.Reader
 		io.Closer
-	}{io.MultiReader(bytes.NewReader(b.head), b.rb), b.rb}
+	}{io.MultiReader(bytes.NewReader(b.head), b.RB), b.RB}
 }

@@ -1,4 +1,4 @@
-package proxy
+package forward
 
 import (
 	"errors"
@@ -21,10 +21,10 @@ const defaultWatchDelay = time.Second
 // sends (a pipelined request) stay there for the next exchange, and end
 // the watch, as the client is still there.
 //
-// The watch begins only after a delay (Server.watchDelay): most upstreams
+// The watch begins only after a delay (Env.WatchDelay): most upstreams
 // answer first, and those exchanges pay for a timer, not for a read.
 type clientWatch struct {
-	h   *httpConn
+	h   *Conn
 	cut func()
 
 	mu      sync.Mutex
@@ -36,10 +36,10 @@ type clientWatch struct {
 
 // watchClient starts watching h's client for the exchange whose upstream
 // leg cut ends.
-func (h *httpConn) watchClient(cut func()) *clientWatch {
+func (h *Conn) watchClient(cut func()) *clientWatch {
 	w := &clientWatch{h: h, cut: cut}
 	w.mu.Lock()
-	w.timer = time.AfterFunc(h.s.watchDelay(), w.peek)
+	w.timer = time.AfterFunc(h.watchDelay(), w.peek)
 	w.mu.Unlock()
 	return w
 }
@@ -56,10 +56,10 @@ func (w *clientWatch) peek() {
 	done := make(chan struct{})
 	w.done = done
 	// Under the lock: stop's deadline, set once it has the lock, comes after.
-	w.h.c.Raw.SetReadDeadline(time.Time{})
+	w.h.Client.Raw.SetReadDeadline(time.Time{})
 	w.mu.Unlock()
 	defer close(done)
-	_, err := w.h.br.Peek(1)
+	_, err := w.h.BR.Peek(1)
 	w.mu.Lock()
 	stopped := w.stopped
 	w.mu.Unlock()
@@ -82,7 +82,7 @@ func (w *clientWatch) stop() bool {
 	done := w.done
 	w.mu.Unlock()
 	if done != nil {
-		raw := w.h.c.Raw
+		raw := w.h.Client.Raw
 		raw.SetReadDeadline(time.Unix(1, 0)) // ends the peek
 		<-done
 		raw.SetReadDeadline(time.Time{})
@@ -90,9 +90,10 @@ func (w *clientWatch) stop() bool {
 	return w.gone.Load()
 }
 
-func (s *Server) watchDelay() time.Duration {
-	if s.clientWatchDelay > 0 {
-		return s.clientWatchDelay
+// watchDelay is Env.WatchDelay, or defaultWatchDelay.
+func (h *Conn) watchDelay() time.Duration {
+	if h.Env.WatchDelay > 0 {
+		return h.Env.WatchDelay
 	}
 	return defaultWatchDelay
 }
