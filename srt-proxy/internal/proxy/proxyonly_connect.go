@@ -2,7 +2,6 @@ package proxy
 
 import (
 	"strings"
-	"time"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/forward"
@@ -91,15 +90,4 @@ func asciiConnectTarget(target string) bool {
 		return false
 	}
 	return asciiHost(host)
-}
-
-// refuseSOCKSProxyOnly answers a SOCKS5 CONNECT in proxy-only mode: reply
-// 0x02, since a SOCKS tunnel cannot be inspected.
-func (s *Server) refuseSOCKSProxyOnly(c *serve.Conn, host string, port int, rec *serve.Record) {
-	rec.Host, rec.Port = host, port
-	rec.Set(serve.Deny, refusal.WhyOpaqueTunnel)
-	rec.Code = refusal.CodeOpaqueTunnel
-	c.Raw.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	c.Raw.Write(socksReply(s.Mode.Render(refusal.Refusal{Cause: refusal.CauseOpaqueTunnel, Kind: ask.KindSOCKS, Host: host}).SOCKS))
-	serve.LingerClose(c.Raw)
 }

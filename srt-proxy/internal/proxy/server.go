@@ -16,6 +16,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/rules"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/socks5"
 )
 
 // Server is the proxy. Its exported fields are its configuration and
@@ -262,9 +263,9 @@ func (s *Server) serveConn(c *serve.Conn) {
 	}
 	switch first[0] {
 	case 0x05:
-		s.serveSOCKS5(c, br)
+		socks5.Serve(s.env, c, br)
 	case 0x04:
-		s.refuseSOCKS4(c)
+		socks5.RefuseSOCKS4(s.env, c)
 	default:
 		s.serveHTTP(c, br)
 	}

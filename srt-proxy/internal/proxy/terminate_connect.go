@@ -149,7 +149,7 @@ func (s *Server) opaqueAfterAnswer(c *serve.Conn, req *ask.Request, br *bufio.Re
 	cancel()
 	rec.Addr = dialed.Addr
 	if err != nil {
-		why := forward.UnreachableReason(err)
+		why := pool.UnreachableReason(err)
 		var refused *dial.AddressRefusedError
 		if errors.As(err, &refused) {
 			why = refused.Reason

@@ -202,21 +202,11 @@ func (h *Conn) UpstreamFailed(rec *serve.Record, req *ask.Request, err error, cl
 		h.Env.Asker.Refused(req, refused.Reason)
 		return h.Refuse(rec, refusal.Refusal{Cause: refusal.CauseAddress, Kind: req.Kind, Reason: refused.Reason, Host: req.Host}, close)
 	}
-	why := UnreachableReason(err)
+	why := pool.UnreachableReason(err)
 	h.Env.Asker.Refused(req, why)
 	f, text := pool.Describe(err, req.Host, req.Port, h.TrustFix)
 	h.Env.Warn(f, req.Host, req.Port, text)
 	return h.Refuse(rec, refusal.Refusal{Cause: refusal.CauseUnreachable, Kind: req.Kind, Reason: text, Failure: f, Log: why, Host: req.Host}, close)
-}
-
-// UnreachableReason is the refusal reason of a failed upstream leg,
-// "upstream unreachable: …".
-func UnreachableReason(err error) string {
-	var u *dial.UnreachableError
-	if errors.As(err, &u) {
-		return u.Error()
-	}
-	return "upstream unreachable: " + err.Error()
 }
 
 // sendContinue tells the client to send its body, unless the response has

@@ -68,3 +68,13 @@ func Describe(err error, host string, port int, trustFix string) (refusal.Upstre
 	}
 	return f, text
 }
+
+// UnreachableReason is the refusal reason of a failed upstream leg,
+// "upstream unreachable: …".
+func UnreachableReason(err error) string {
+	var u *dial.UnreachableError
+	if errors.As(err, &u) {
+		return u.Error()
+	}
+	return "upstream unreachable: " + err.Error()
+}

@@ -1,4 +1,11 @@
-package proxy
+// Package socks5 is srt-proxy's SOCKS5 front end (RFC 1928, RFC 1929):
+// method negotiation, username/password authentication against the
+// proxy credential, the CONNECT request (a destination canonicalised
+// before anyone is asked), the decider, the dial and the tunnel; the
+// in-band SSH refusal of a client that offered no credentials; and the
+// refusal of SOCKS4. Only CONNECT is served, and in proxy-only mode
+// nothing (a SOCKS tunnel cannot be inspected).
+package socks5
 
 import (
 	"bufio"
@@ -12,7 +19,6 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
-	"github.com/srt-sandbox/srt-proxy/internal/proxy/forward"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
@@ -58,12 +64,18 @@ type socksError struct {
 
 func (e *socksError) Error() string { return e.why }
 
-// serveSOCKS5 serves one SOCKS5 connection: method negotiation, RFC 1929
-// authentication, the CONNECT request, the decider, the dial, the tunnel.
-func (s *Server) serveSOCKS5(c *serve.Conn, br *bufio.Reader) {
+// Serve serves one SOCKS5 connection whose first byte br has peeked:
+// method negotiation, RFC 1929 authentication, the CONNECT request, the
+// decider, the dial, the tunnel. It writes the connection's record.
+func Serve(env *serve.Env, c *serve.Conn, br *bufio.Reader) { server{env}.serve(c, br) }
+
+// server is the proxy as the SOCKS5 handler sees it.
+type server struct{ *serve.Env }
+
+func (s server) serve(c *serve.Conn, br *bufio.Reader) {
 	rec := serve.NewRecord(ask.KindSOCKS.String())
-	defer s.log(rec)
-	c.Raw.SetDeadline(time.Now().Add(s.firstByteTimeout()))
+	defer s.Log(rec)
+	c.Raw.SetDeadline(time.Now().Add(s.FirstByteTimeout))
 	user, authenticated, err := s.socksAuth(c, br)
 	if err != nil {
 		rec.Set(serve.Fail, err.Error())
@@ -94,13 +106,13 @@ func (s *Server) serveSOCKS5(c *serve.Conn, br *bufio.Reader) {
 		return
 	}
 	c.Raw.SetDeadline(time.Time{})
-	if s.ProxyOnly != nil {
-		s.refuseSOCKSProxyOnly(c, host, port, rec) // proxyonly_connect.go
+	if s.ProxyOnly {
+		s.refuseProxyOnly(c, host, port, rec)
 		return
 	}
 
 	req := &ask.Request{Kind: ask.KindSOCKS, User: user, Method: "CONNECT", Host: host, Port: port, Path: "*"}
-	ctx, cancel := context.WithCancel(s.ctx)
+	ctx, cancel := context.WithCancel(s.Ctx)
 	defer cancel()
 	refuse := func(r refusal.Refusal, decision string) {
 		r.Kind, r.Host = ask.KindSOCKS, host
@@ -132,7 +144,7 @@ func (s *Server) serveSOCKS5(c *serve.Conn, br *bufio.Reader) {
 			refuse(refusal.Refusal{Cause: refusal.CauseAddress, Reason: refused.Reason}, serve.Deny)
 			return
 		}
-		why := forward.UnreachableReason(err)
+		why := pool.UnreachableReason(err)
 		s.Asker.Refused(req, why)
 		f, _ := pool.Describe(err, host, port, "")
 		refuse(refusal.Refusal{Cause: refusal.CauseUnreachable, Reason: why, Failure: f}, serve.Fail)
@@ -144,14 +156,14 @@ func (s *Server) serveSOCKS5(c *serve.Conn, br *bufio.Reader) {
 		return
 	}
 	rec.Set(serve.Allow, v.Reason)
-	s.env.RunTunnel(c, serve.TakeBuffered(br), up, rec)
+	s.RunTunnel(c, serve.TakeBuffered(br), up, rec)
 }
 
 // socksAuth negotiates the method and, for username/password, checks the
 // credentials. authenticated is false only for a client that offered no
 // username/password method while a token is required: it gets the no-auth
 // method so that its request can be read (and refused).
-func (s *Server) socksAuth(c *serve.Conn, br *bufio.Reader) (user string, authenticated bool, err error) {
+func (s server) socksAuth(c *serve.Conn, br *bufio.Reader) (user string, authenticated bool, err error) {
 	var hdr [2]byte
 	if _, err := io.ReadFull(br, hdr[:]); err != nil {
 		return "", false, err
@@ -280,7 +292,7 @@ func readSOCKSRequest(br *bufio.Reader) (string, int, error) {
 // refuseUnauthenticated answers a client that offered no username/password
 // method: never dialled, never asked about. SSH (port 22) gets the
 // refusal in-band; everything else reply 0x02.
-func (s *Server) refuseUnauthenticated(c *serve.Conn, host string, port int, rec *serve.Record) {
+func (s server) refuseUnauthenticated(c *serve.Conn, host string, port int, rec *serve.Record) {
 	rec.Set(serve.Deny, refusal.CauseAuth.Name())
 	rec.Code = refusal.CodeProxyAuth
 	if port != 22 {
@@ -299,13 +311,27 @@ func (s *Server) refuseUnauthenticated(c *serve.Conn, host string, port int, rec
 	serve.LingerClose(c.Raw)
 }
 
-// refuseSOCKS4 answers a SOCKS4 client: this proxy speaks SOCKS5 only.
-func (s *Server) refuseSOCKS4(c *serve.Conn) {
+// RefuseSOCKS4 answers a SOCKS4 client (its first byte 0x04): this proxy
+// speaks SOCKS5 only. It writes the connection's record.
+func RefuseSOCKS4(env *serve.Env, c *serve.Conn) { server{env}.refuseSOCKS4(c) }
+
+func (s server) refuseSOCKS4(c *serve.Conn) {
 	rec := serve.NewRecord("socks4")
 	rec.Set(serve.Deny, "SOCKS4 is not supported")
 	rec.Code = refusal.CodeSOCKS4
-	c.Raw.SetWriteDeadline(time.Now().Add(s.firstByteTimeout()))
+	c.Raw.SetWriteDeadline(time.Now().Add(s.FirstByteTimeout))
 	c.Raw.Write(socks4Rejected)
-	s.log(rec)
+	s.Log(rec)
+	serve.LingerClose(c.Raw)
+}
+
+// refuseProxyOnly answers a SOCKS5 CONNECT in proxy-only mode: reply
+// 0x02, since a SOCKS tunnel cannot be inspected.
+func (s server) refuseProxyOnly(c *serve.Conn, host string, port int, rec *serve.Record) {
+	rec.Host, rec.Port = host, port
+	rec.Set(serve.Deny, refusal.WhyOpaqueTunnel)
+	rec.Code = refusal.CodeOpaqueTunnel
+	c.Raw.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	c.Raw.Write(socksReply(s.Mode.Render(refusal.Refusal{Cause: refusal.CauseOpaqueTunnel, Kind: ask.KindSOCKS, Host: host}).SOCKS))
 	serve.LingerClose(c.Raw)
 }
