@@ -24,6 +24,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy"
 	render "github.com/srt-sandbox/srt-proxy/internal/proxy/refusal" // "refusal" is a helper of the tests
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/rules"
+	tlsterm "github.com/srt-sandbox/srt-proxy/internal/proxy/terminate" // "terminate" is a function of this package
 )
 
 // runProxyOnly serves proxy-only mode until it is told to stop, and
@@ -125,7 +126,7 @@ func runProxyOnly(o *proxyOnlyOpts, stderr io.Writer) int {
 		Warn:   func(text string) { say("warning: %s", text) },
 	}
 	if ca != nil {
-		srv.TLS = &proxy.Terminate{CA: ca}
+		srv.TLS = &tlsterm.Terminate{CA: ca}
 	}
 	var m *metrics.Metrics
 	if o.metrics.text != "" {

@@ -19,6 +19,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy"
 	render "github.com/srt-sandbox/srt-proxy/internal/proxy/refusal" // "refusal" is a helper of the tests
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/rules"
+	tlsterm "github.com/srt-sandbox/srt-proxy/internal/proxy/terminate" // "terminate" is a function of this package
 )
 
 // srtOptions are the settings of srt's mode: its flags, and the request
@@ -118,7 +119,7 @@ func runSRT(o srtOptions) error {
 // before any command runs), the decider link, the parent proxy.
 func startSRT(o srtOptions, dec *os.File, token string) (*proxy.Server, *link.Link, error) {
 	log := debugLogger(o.Debug, "srt-proxy:", os.Stderr)
-	var term *proxy.Terminate
+	var term *tlsterm.Terminate
 	if o.TLS != nil {
 		var err error
 		if term, err = terminate(o.TLS, log); err != nil {

@@ -11,7 +11,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/decide"
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/mitm"
-	"github.com/srt-sandbox/srt-proxy/internal/proxy"
+	tlsterm "github.com/srt-sandbox/srt-proxy/internal/proxy/terminate" // "terminate" is a function of this package
 	"github.com/srt-sandbox/srt-proxy/internal/trust"
 )
 
@@ -28,7 +28,7 @@ func (e *startError) Unwrap() error { return e.err }
 // terminate loads or makes the CA, writes the sandbox's trust bundle and
 // returns the termination to serve. Every error that the settings caused
 // is a *startError for "tlsTerminate", its text starting "tlsTerminate: ".
-func terminate(t *srtlink.TLS, log zerolog.Logger) (*proxy.Terminate, error) {
+func terminate(t *srtlink.TLS, log zerolog.Logger) (*tlsterm.Terminate, error) {
 	fail := func(format string, a ...any) error {
 		return &startError{setting: "tlsTerminate", err: fmt.Errorf("tlsTerminate: "+format, a...)}
 	}
@@ -63,7 +63,7 @@ func terminate(t *srtlink.TLS, log zerolog.Logger) (*proxy.Terminate, error) {
 			return nil, fmt.Errorf("tlsTerminate: writing the trust bundle: %w", err)
 		}
 	}
-	return &proxy.Terminate{CA: ca, Roots: roots, TrustFix: "network.tlsTerminate.extraCaCertPaths",
+	return &tlsterm.Terminate{CA: ca, Roots: roots, TrustFix: "network.tlsTerminate.extraCaCertPaths",
 		Exclude: exclude, MaxTunnels: t.MaxTunnels, HandshakeTimeout: t.HandshakeTimeout}, nil
 }
 

@@ -22,6 +22,7 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
 // Metrics are one srt-proxy's counts. The zero value is not usable; make
@@ -81,7 +82,7 @@ func New() *Metrics {
 	for _, d := range []string{"up", "down"} {
 		m.bytes.WithLabelValues(d)
 	}
-	for _, k := range []string{proxy.TunnelConnect, proxy.TunnelSOCKS, proxy.TunnelTerminated} {
+	for _, k := range []string{serve.TunnelConnect, serve.TunnelSOCKS, serve.TunnelTerminated} {
 		m.tunnelsOpen.WithLabelValues(k)
 	}
 	m.reg.MustRegister(m.connections, m.connectionsOpen, m.decisions, m.bytes, m.tunnelsOpen, m.errors, m.deciderLatency,

@@ -17,6 +17,7 @@ import (
 	"github.com/srt-sandbox/decider/policy"
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 )
 
 func TestResolvedAddressCheck(t *testing.T) {
@@ -71,7 +72,7 @@ func TestResolvedAddressCheck(t *testing.T) {
 	c.SetDeadline(time.Now().Add(5 * time.Second))
 	fmt.Fprintf(c, "CONNECT mixed.test:%d HTTP/1.1\r\n\r\nGET /t HTTP/1.1\r\nHost: mixed.test\r\n\r\n", port)
 	br := bufio.NewReader(c)
-	if head := readResponseHead(t, br); head != connectEstablished {
+	if head := readResponseHead(t, br); head != http1.ConnectEstablished {
 		t.Fatalf("CONNECT answered %q", head)
 	}
 	resp, err := http.ReadResponse(br, nil)
@@ -150,7 +151,7 @@ func TestParentProxyConnect(t *testing.T) {
 	defer c.Close()
 	c.SetDeadline(time.Now().Add(5 * time.Second))
 	fmt.Fprintf(c, "CONNECT x.test:443 HTTP/1.1\r\nProxy-Authorization: %s\r\n\r\n", basicAuth("srt", testToken))
-	if got := readN(t, c, len(connectEstablished)); string(got) != connectEstablished {
+	if got := readN(t, c, len(http1.ConnectEstablished)); string(got) != http1.ConnectEstablished {
 		t.Fatalf("got %q", got)
 	}
 	io.WriteString(c, "through the parent")

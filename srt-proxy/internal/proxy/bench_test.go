@@ -21,6 +21,7 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 )
 
 // The benchmarks compare the proxy with a direct loopback connection in
@@ -153,7 +154,7 @@ func openStream(b testing.TB, how, proxy, target string) net.Conn {
 			b.Fatal(err)
 		}
 		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nProxy-Authorization: %s\r\n\r\n", target, basicAuth("srt", testToken))
-		if got := readN(b, c, len(connectEstablished)); string(got) != connectEstablished {
+		if got := readN(b, c, len(http1.ConnectEstablished)); string(got) != http1.ConnectEstablished {
 			b.Fatalf("CONNECT: %q", got)
 		}
 		return c
@@ -278,7 +279,7 @@ func TestIdleTunnelsMemory(t *testing.T) {
 		conns = append(conns, c)
 		c.SetDeadline(time.Now().Add(10 * time.Second))
 		fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nProxy-Authorization: %s\r\n\r\nping", echo.Addr(), basicAuth("srt", testToken))
-		if got := readN(t, c, len(connectEstablished)+4); string(got) != connectEstablished+"ping" {
+		if got := readN(t, c, len(http1.ConnectEstablished)+4); string(got) != http1.ConnectEstablished+"ping" {
 			t.Fatalf("tunnel: %q", got)
 		}
 	}

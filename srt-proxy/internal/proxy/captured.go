@@ -9,6 +9,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/terminate"
 )
 
 // Captured is a connection the sandbox made to an address outside it,
@@ -82,10 +83,10 @@ func (s *Server) ServeCaptured(c net.Conn, d Captured) {
 	}
 	var br *bufio.Reader
 	t := s.TLS
-	if d.Literal && t != nil && !t.excluded(d.Host) {
+	if d.Literal && t != nil && !t.Excluded(d.Host) {
 		// Up to one whole TLS record: a ClientHello is in the first.
 		br = bufio.NewReaderSize(c, 5+1<<14)
-		c.SetReadDeadline(time.Now().Add(orDefault(t.HandshakeTimeout, defaultHandshakeTimeout)))
+		c.SetReadDeadline(time.Now().Add(t.HandshakeLimit()))
 		if name := helloServerName(br); name != "" {
 			d.Host, rec.Host = name, name
 		}
@@ -110,23 +111,22 @@ func (s *Server) ServeCaptured(c net.Conn, d Captured) {
 		return
 	}
 	rec.Set(serve.Allow, v.Reason)
-	if t == nil || t.excluded(req.Host) {
+	if t == nil || t.Excluded(req.Host) {
 		s.captureOpaque(cc, br, req, rec) // br is nil unless it peeked
 		return
 	}
 	if br == nil {
 		br = bufio.NewReaderSize(c, 4096)
 	}
-	t.init()
-	if !t.acquire() {
-		if t.firstRefusal(req.User) {
+	if !t.Acquire() {
+		if t.FirstRefusal(req.User) {
 			s.Asker.Refused(req, refusal.WhyTooManyTunnels)
 		}
 		rec.Set(serve.Deny, refusal.WhyTooManyTunnels)
 		rec.Code = refusal.CodeTooManyTunnels
 		return
 	}
-	s.terminateTunnel(cc, br, req, rec)
+	terminate.Tunnel(s.env, t, cc, br, req, rec)
 }
 
 // captureOpaque tunnels an allowed captured connection that is not
@@ -139,7 +139,7 @@ func (s *Server) captureOpaque(c *serve.Conn, br *bufio.Reader, req *ask.Request
 		rec.Code = refusal.CodeOpaqueTunnel
 		return
 	}
-	s.opaqueAfterAnswer(c, req, br, rec)
+	terminate.OpaqueAfterAnswer(s.env, c, req, br, rec)
 }
 
 // resetOnClose makes closing c send a reset (RST) rather than an orderly

@@ -12,6 +12,7 @@ import (
 	"github.com/srt-sandbox/decider/hostname"
 
 	"github.com/srt-sandbox/srt-proxy/internal/mitm"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/terminate"
 )
 
 // helloServerName peeks at the TLS ClientHello a client starts with and
@@ -22,7 +23,7 @@ import (
 // and stopped once it has read the hello (a hello spread over several
 // records yields no name).
 func helloServerName(br *bufio.Reader) string {
-	if sniff(br) != mitm.ClientHello {
+	if terminate.Sniff(br) != mitm.ClientHello {
 		return ""
 	}
 	hdr, err := br.Peek(5)

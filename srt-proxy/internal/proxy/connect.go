@@ -6,10 +6,8 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/terminate"
 )
-
-// connectEstablished is the answer to an allowed CONNECT.
-const connectEstablished = "HTTP/1.1 200 Connection Established\r\n\r\n"
 
 // serveConnect serves a CONNECT: authenticate, parse the target, ask, dial,
 // answer 200 and tunnel. Every refusal closes the connection.
@@ -38,7 +36,7 @@ func (s *Server) serveConnect(h *forward.Conn, head *http1.RequestHead, rec *ser
 		h.Refuse(rec, refusal.Refusal{Cause: refusal.CauseDenied, Kind: ask.KindConnect, Status: v.Status, Reason: v.Reason, Host: host}, true)
 		return
 	}
-	if s.serveTerminated(h, req, v, rec) { // TLS termination (terminate_connect.go)
+	if terminate.ServeConnect(s.TLS, h, req, v, rec) { // TLS termination
 		return
 	}
 	up, dialed, err := s.Dialer.Tunnel(ctx, host, port)
@@ -47,7 +45,7 @@ func (s *Server) serveConnect(h *forward.Conn, head *http1.RequestHead, rec *ser
 		h.UpstreamFailed(rec, req, err, true)
 		return
 	}
-	h.BW.WriteString(connectEstablished)
+	h.BW.WriteString(http1.ConnectEstablished)
 	if err := h.BW.Flush(); err != nil {
 		up.Close()
 		rec.Set(serve.Fail, "writing the CONNECT answer: "+err.Error())

@@ -21,9 +21,10 @@
 //	                    └─ one zerolog line per connection or request
 //
 // An allowed plain-HTTP request is forwarded by the goroutine that read it
-// (forward.go): the head written, the response read and relayed, over an
-// upstream connection kept alive between requests — the server's pool
-// (pool.go) for plain HTTP, the tunnel's own for a terminated tunnel. No
+// (package forward): the head written, the response read and relayed,
+// over an upstream connection kept alive between requests — the server's
+// pool (package pool) for plain HTTP, the tunnel's own for a terminated
+// tunnel. No
 // goroutine of its own runs per request or per upstream connection, save
 // one that sends a request body while the response is awaited.
 package proxy

@@ -17,6 +17,7 @@ import (
 	"github.com/rs/zerolog"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 )
 
 // upstream is a loopback HTTP server that records what reaches it.
@@ -304,7 +305,7 @@ func TestConnectTunnel(t *testing.T) {
 	target := echo.Addr().String()
 	// The first bytes of the tunnel travel with the CONNECT.
 	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\nProxy-Authorization: %s\r\n\r\nearly bytes|", target, target, basicAuth("srt.abc", testToken))
-	want := connectEstablished + "early bytes|"
+	want := http1.ConnectEstablished + "early bytes|"
 	if got := readN(t, c, len(want)); string(got) != want {
 		t.Fatalf("got %q, want %q", got, want)
 	}
@@ -387,7 +388,7 @@ func TestShutdown(t *testing.T) {
 	}
 	defer c.Close()
 	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\n\r\n", echo.Addr())
-	readN(t, c, len(connectEstablished))
+	readN(t, c, len(http1.ConnectEstablished))
 	idle, err := net.Dial("tcp", l.Addr().String())
 	if err != nil {
 		t.Fatal(err)

@@ -34,7 +34,7 @@ func (s *Server) serveHTTP(c *serve.Conn, br *bufio.Reader) {
 				return
 			}
 		}
-		c.Raw.SetReadDeadline(time.Now().Add(headTimeout))
+		c.Raw.SetReadDeadline(time.Now().Add(forward.HeadTimeout))
 		if !s.serveOne(h) {
 			return
 		}

@@ -10,7 +10,7 @@ import (
 type Observer interface {
 	ConnOpened()              // a client connection was accepted
 	ConnClosed()              // and has ended
-	TunnelOpened(kind string) // TunnelConnect, TunnelSOCKS or TunnelTerminated
+	TunnelOpened(kind string) // serve.TunnelConnect, serve.TunnelSOCKS or serve.TunnelTerminated
 	TunnelClosed(kind string)
 	Decided(d Decision) // a decision record ended (once per record)
 	AcceptFailed()      // a listener's Accept failed, and is retried
@@ -42,13 +42,6 @@ const (
 	ReasonAllowed    = "allowed"
 	ReasonIncomplete = "incomplete"
 	reasonDenied     = "denied" // a deny with no code of its own (a captured connection in proxy-only mode)
-)
-
-// Tunnel kinds of an Observer.
-const (
-	TunnelConnect    = "connect"    // an HTTP CONNECT relayed as it is
-	TunnelSOCKS      = "socks"      // a SOCKS5 CONNECT
-	TunnelTerminated = "terminated" // a TLS-terminated CONNECT
 )
 
 // observe tells the Observer about a record ending.

@@ -8,6 +8,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/terminate"
 )
 
 // serveProxyOnlyConnect serves a CONNECT in proxy-only mode: the target
@@ -34,7 +35,7 @@ func (s *Server) serveProxyOnlyConnect(h *forward.Conn, head *http1.RequestHead,
 		return
 	}
 	req := &ask.Request{Kind: ask.KindConnect, Method: "CONNECT", Host: host, Port: port, Path: "*"}
-	if s.TLS != nil && s.serveTerminated(h, req, ask.Verdict{Allow: true}, rec) {
+	if s.TLS != nil && terminate.ServeConnect(s.TLS, h, req, ask.Verdict{Allow: true}, rec) {
 		return
 	}
 	refuse(refusal.CauseOpaqueTunnel, refusal.WhyOpaqueTunnel)

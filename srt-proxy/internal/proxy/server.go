@@ -17,6 +17,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/rules"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/socks5"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/terminate"
 )
 
 // Server is the proxy. Its exported fields are its configuration and
@@ -34,8 +35,8 @@ type Server struct {
 	Mode  refusal.Mode // renders refusals; nil: SRTMode
 	// TLS terminates allowed CONNECTs (network.tlsTerminate); nil: every
 	// CONNECT is an opaque tunnel (refused under Rules.RefuseOpaqueTunnels).
-	TLS *Terminate
-	// Rules are the request options (rules.go).
+	TLS *terminate.Terminate
+	// Rules are the request options (package rules).
 	Rules rules.Rules
 	// ProxyOnly is the host gate of proxy-only mode (proxyonly.go); nil
 	// is srt's own mode.
@@ -66,7 +67,7 @@ type Server struct {
 	// once per destination; nil: only the refusals say it.
 	Warn func(text string)
 
-	// clientWatchDelay replaces defaultWatchDelay (watch.go); tests
+	// clientWatchDelay replaces forward's default watch delay; tests
 	// shorten it.
 	clientWatchDelay time.Duration
 
@@ -90,7 +91,6 @@ const (
 	defaultMaxHead   = 64 << 10
 	defaultFirstByte = 10 * time.Second
 	defaultGrace     = time.Second
-	headTimeout      = 30 * time.Second // to read a request head once it has started
 	idleTimeout      = 60 * time.Second // between requests on a kept-alive connection
 )
 

@@ -23,6 +23,8 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/mitm"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/terminate"
 	"github.com/srt-sandbox/srt-proxy/internal/testcert"
 )
 
@@ -135,7 +137,7 @@ func serveBenchProxy(l net.Listener, dir string) error {
 			}},
 		Token:  testToken,
 		Logger: zerolog.New(io.Discard),
-		TLS: &Terminate{CA: ca, Roots: roots, Exclude: func(h string) bool { return h == "opaque.test" },
+		TLS: &terminate.Terminate{CA: ca, Roots: roots, Exclude: func(h string) bool { return h == "opaque.test" },
 			MaxTunnels: 4096, FirstRequestTimeout: time.Minute, IdleTimeout: time.Minute},
 	}
 	go s.Serve(l)
@@ -181,8 +183,8 @@ func (b *tlsBench) open(t testing.TB, host string, roots *x509.CertPool) (*tls.C
 		return nil, err
 	}
 	fmt.Fprintf(c, "CONNECT %s:%s HTTP/1.1\r\nProxy-Authorization: %s\r\n\r\n", host, b.port, basicAuth("srt", testToken))
-	got := make([]byte, len(connectEstablished))
-	if _, err := io.ReadFull(c, got); err != nil || string(got) != connectEstablished {
+	got := make([]byte, len(http1.ConnectEstablished))
+	if _, err := io.ReadFull(c, got); err != nil || string(got) != http1.ConnectEstablished {
 		c.Close()
 		return nil, fmt.Errorf("CONNECT: %q %v", got, err)
 	}

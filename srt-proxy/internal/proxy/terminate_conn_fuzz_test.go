@@ -24,6 +24,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/rules"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/terminate"
 	"github.com/srt-sandbox/srt-proxy/internal/testcert"
 )
 
@@ -70,7 +71,7 @@ func newTermFuzz(tb testing.TB) *termFuzz {
 	z.srv = &Server{
 		Asker: z,
 		Token: testToken,
-		TLS:   &Terminate{CA: ca, Roots: upCA.Pool},
+		TLS:   &terminate.Terminate{CA: ca, Roots: upCA.Pool},
 		Rules: rules.Rules{RequireHostMatch: true, StripResponseHeaders: []string{"x-strip"}},
 		Dialer: &dial.Dialer{
 			HostAddrs: func() []netip.Addr { return nil },
@@ -342,8 +343,8 @@ func (z *termFuzz) converse(t *testing.T, data []byte) (problems []string, seen 
 	}()
 	client.SetDeadline(time.Now().Add(termFuzzTimeout))
 	fmt.Fprintf(client, "CONNECT a.test:443 HTTP/1.1\r\nHost: a.test:443\r\nProxy-Authorization: %s\r\n\r\n", basicAuth("srt", testToken))
-	answer := make([]byte, len(connectEstablished))
-	if _, err := io.ReadFull(client, answer); err != nil || string(answer) != connectEstablished {
+	answer := make([]byte, len(http1.ConnectEstablished))
+	if _, err := io.ReadFull(client, answer); err != nil || string(answer) != http1.ConnectEstablished {
 		t.Fatalf("CONNECT: %q %v", answer, err)
 	}
 	tc := tls.Client(client, z.client)
@@ -370,7 +371,7 @@ func (z *termFuzz) converse(t *testing.T, data []byte) (problems []string, seen 
 	z.srv.mu.Lock()
 	open := len(z.srv.conns)
 	z.srv.mu.Unlock()
-	if n := z.srv.TLS.inUse.Load(); n != 0 || open != 0 {
+	if n := z.srv.TLS.InUse(); n != 0 || open != 0 {
 		t.Fatalf("%d tunnel slots held and %d connections tracked after the connection ended, for input %q", n, open, data)
 	}
 	ups := make(chan struct{})

@@ -21,6 +21,8 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/mitm"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/terminate"
 	"github.com/srt-sandbox/srt-proxy/internal/testcert"
 )
 
@@ -47,7 +49,7 @@ type tlsFixture struct {
 }
 
 type fixtureOpts struct {
-	terminate func(*Terminate)
+	terminate func(*terminate.Terminate)
 	server    func(*Server)
 	handler   http.Handler // the upstream's; nil: echoHandler
 	noToken   bool
@@ -95,7 +97,7 @@ func newTLSFixture(t *testing.T, o fixtureOpts) *tlsFixture {
 	t.Cleanup(f.up.Close)
 	f.port = f.up.Listener.Addr().(*net.TCPAddr).Port
 
-	term := &Terminate{CA: f.ca, Roots: f.upCA.Pool, Exclude: func(h string) bool { return h == "excluded.test" }}
+	term := &terminate.Terminate{CA: f.ca, Roots: f.upCA.Pool, Exclude: func(h string) bool { return h == "excluded.test" }}
 	if o.terminate != nil {
 		o.terminate(term)
 	}
@@ -155,7 +157,7 @@ func (f *tlsFixture) connect(target string) net.Conn {
 	f.t.Cleanup(func() { c.Close() })
 	c.SetDeadline(time.Now().Add(10 * time.Second))
 	fmt.Fprintf(c, "CONNECT %s HTTP/1.1\r\nHost: %s\r\nProxy-Authorization: %s\r\n\r\n", target, target, basicAuth("srt.dGVzdA", testToken))
-	if got := readN(f.t, c, len(connectEstablished)); string(got) != connectEstablished {
+	if got := readN(f.t, c, len(http1.ConnectEstablished)); string(got) != http1.ConnectEstablished {
 		f.t.Fatalf("CONNECT %s: %q", target, got)
 	}
 	return c

@@ -18,6 +18,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/rules"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/terminate"
 )
 
 // TestTerminateGoClient: a Go client through a terminated tunnel. The
@@ -265,7 +266,7 @@ func TestTerminateExcludedPinnedClient(t *testing.T) {
 // tunnel gets 503 too-many-tunnels; once the first closes, a new one
 // works. Excluded hosts do not count.
 func TestTerminateTooManyTunnels(t *testing.T) {
-	f := newTLSFixture(t, fixtureOpts{terminate: func(tt *Terminate) { tt.MaxTunnels = 1 }})
+	f := newTLSFixture(t, fixtureOpts{terminate: func(tt *terminate.Terminate) { tt.MaxTunnels = 1 }})
 	target := f.target("echo.test")
 	first, br := f.tunnel(target, "echo.test")
 	do(t, first, br, "GET / HTTP/1.1\r\nHost: echo.test\r\n\r\n")
@@ -280,7 +281,7 @@ func TestTerminateTooManyTunnels(t *testing.T) {
 	f.connect(f.target("excluded.test")) // opaque: no slot needed
 	first.Close()
 	deadline := time.Now().Add(5 * time.Second)
-	for f.srv.TLS.inUse.Load() != 0 && time.Now().Before(deadline) {
+	for f.srv.TLS.InUse() != 0 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	again, br := f.tunnel(target, "echo.test")
@@ -292,7 +293,7 @@ func TestTerminateTooManyTunnels(t *testing.T) {
 // TestTerminateHandshakeTimeout: a client that sends part of a
 // ClientHello and stalls is closed at the handshake deadline.
 func TestTerminateHandshakeTimeout(t *testing.T) {
-	f := newTLSFixture(t, fixtureOpts{terminate: func(tt *Terminate) { tt.HandshakeTimeout = 200 * time.Millisecond }})
+	f := newTLSFixture(t, fixtureOpts{terminate: func(tt *terminate.Terminate) { tt.HandshakeTimeout = 200 * time.Millisecond }})
 	for _, first := range [][]byte{nil, {0x16, 3}, {0x16, 3, 1, 0, 200, 1, 3, 3}} {
 		c := f.connect(f.target("echo.test"))
 		c.Write(first)
@@ -349,7 +350,7 @@ func TestTerminateUpstreamUntrusted(t *testing.T) {
 	var mu sync.Mutex
 	var warned []string
 	f := newTLSFixture(t, fixtureOpts{
-		terminate: func(tt *Terminate) {
+		terminate: func(tt *terminate.Terminate) {
 			tt.Roots, tt.TrustFix = x509.NewCertPool(), "network.tlsTerminate.extraCaCertPaths"
 		},
 		server: func(s *Server) {
@@ -382,7 +383,7 @@ func TestTerminateUpstreamUntrusted(t *testing.T) {
 // TestTerminateIdleLimits: a tunnel with no request is closed after
 // FirstRequestTimeout, one idle after a response after IdleTimeout.
 func TestTerminateIdleLimits(t *testing.T) {
-	f := newTLSFixture(t, fixtureOpts{terminate: func(tt *Terminate) {
+	f := newTLSFixture(t, fixtureOpts{terminate: func(tt *terminate.Terminate) {
 		tt.FirstRequestTimeout, tt.IdleTimeout = time.Second, 300*time.Millisecond
 	}})
 	waitClosed := func(tc *tls.Conn) time.Time {

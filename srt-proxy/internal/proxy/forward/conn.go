@@ -55,6 +55,9 @@ type Conn struct {
 	TrustFix string
 }
 
+// HeadTimeout bounds the reading of a request head once it has started.
+const HeadTimeout = 30 * time.Second
+
 // BeginRequest readies the connection for its next request: no response
 // to it has been sent.
 func (h *Conn) BeginRequest() {

@@ -41,7 +41,7 @@ type Exchange struct {
 	Body                    *PeekBody          // the body as the decider saw it (its first bytes may be held); nil: rb as it is
 	src                     *stallReader       // what the body sender reads
 	// watch follows the client once the request is upstream in full
-	// (watch.go); nil until then.
+	// (clientWatch); nil until then.
 	watch *clientWatch
 }
 

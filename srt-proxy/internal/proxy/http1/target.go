@@ -119,3 +119,6 @@ func HostAuthority(scheme, host string, port int) string {
 	}
 	return net.JoinHostPort(host, strconv.Itoa(port))
 }
+
+// ConnectEstablished is the answer to an allowed CONNECT.
+const ConnectEstablished = "HTTP/1.1 200 Connection Established\r\n\r\n"

@@ -42,7 +42,7 @@ type Conn struct {
 	key     Key
 	policy  any // dial.Dialer.Policy's result, compared by identity
 	expiry  *time.Timer
-	watched chan struct{} // closed when the idle watch ends; nil: not watched (pool.go)
+	watched chan struct{} // closed when the idle watch ends; nil: not watched (Pool.watch)
 }
 
 // NewConn is a kept connection over c (TLS, or raw itself), whose TCP

@@ -50,6 +50,13 @@ type Env struct {
 	Warn func(f refusal.UpstreamFailure, host string, port int, text string)
 }
 
+// Tunnel kinds, as Env.TunnelOpened tells them (proxy.Observer).
+const (
+	TunnelConnect    = "connect"    // an HTTP CONNECT relayed as it is
+	TunnelSOCKS      = "socks"      // a SOCKS5 CONNECT
+	TunnelTerminated = "terminated" // a TLS-terminated CONNECT
+)
+
 // RunTunnel relays between the client c and up until both are done,
 // first sending up what the client sent early. The bytes are counted
 // into rec.

@@ -1,4 +1,4 @@
-package proxy
+package terminate
 
 import (
 	"bufio"
@@ -16,12 +16,13 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/bulk"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/forward"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
-// serveTerminated takes over an allowed CONNECT when TLS termination
+// ServeConnect takes over an allowed CONNECT when TLS termination
 // applies to it, or when Rules.RefuseOpaqueTunnels refuses it, and reports
 // false when neither does (no Terminate, or an excluded host, and opaque
 // tunnels allowed): the caller then dials and tunnels as before. It writes
@@ -32,28 +33,27 @@ import (
 //	        └─ slot free? ── no ─▶ 503 too-many-tunnels
 //	             └─ 200 ─▶ first bytes ─▶ ClientHello ─▶ handshake (HandshakeTimeout) ─▶ session
 //	                            └── not TLS ─▶ refuseOpaqueTunnels? destroy : dial + opaque tunnel
-func (s *Server) serveTerminated(h *forward.Conn, req *ask.Request, v ask.Verdict, rec *serve.Record) bool {
-	t := s.TLS
-	if t == nil || t.excluded(req.Host) {
-		if !s.Rules.RefuseOpaqueTunnels {
+func ServeConnect(t *Terminate, h *forward.Conn, req *ask.Request, v ask.Verdict, rec *serve.Record) bool {
+	env := h.Env
+	if t == nil || t.Excluded(req.Host) {
+		if !env.Rules.RefuseOpaqueTunnels {
 			return false
 		}
-		s.Asker.Refused(req, refusal.WhyOpaqueTunnel)
+		env.Asker.Refused(req, refusal.WhyOpaqueTunnel)
 		h.Refuse(rec, refusal.Refusal{Cause: refusal.CauseOpaqueTunnel, Kind: ask.KindConnect, Reason: refusal.WhyOpaqueTunnel, Host: req.Host}, true)
 		return true
 	}
-	t.init()
-	if !t.acquire() {
-		if t.firstRefusal(req.User) {
-			s.Asker.Refused(req, refusal.WhyTooManyTunnels)
+	if !t.Acquire() {
+		if t.FirstRefusal(req.User) {
+			env.Asker.Refused(req, refusal.WhyTooManyTunnels)
 		}
 		h.Refuse(rec, refusal.Refusal{Cause: refusal.CauseTooManyTunnels, Kind: ask.KindConnect, Reason: refusal.WhyTooManyTunnels, Host: req.Host}, true)
 		return true
 	}
-	defer s.log(rec)
+	defer env.Log(rec)
 	raw, br := h.Client.Raw, h.BR
 	raw.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	h.BW.WriteString(connectEstablished)
+	h.BW.WriteString(http1.ConnectEstablished)
 	err := h.BW.Flush()
 	h.BR, h.BW = nil, nil // the connection is the session's now
 	if err != nil {
@@ -62,19 +62,18 @@ func (s *Server) serveTerminated(h *forward.Conn, req *ask.Request, v ask.Verdic
 		return true
 	}
 	rec.Set(serve.Allow, v.Reason)
-	s.terminateTunnel(h.Client, br, req, rec)
+	Tunnel(env, t, h.Client, br, req, rec)
 	return true
 }
 
-// terminateTunnel serves an allowed tunnel whose client may speak TLS
+// Tunnel serves an allowed tunnel whose client may speak TLS
 // next (an answered CONNECT, a captured connection), holding a slot of
 // t, which it releases: the ClientHello within HandshakeTimeout, the
 // handshake, the session. A tunnel that turns out not to be TLS is
 // refused under Rules.RefuseOpaqueTunnels (the decider is told; the
 // caller closes) and dialled and tunnelled opaquely otherwise. It sets
 // rec's outcome.
-func (s *Server) terminateTunnel(c *serve.Conn, br *bufio.Reader, req *ask.Request, rec *serve.Record) {
-	t := s.TLS
+func Tunnel(env *serve.Env, t *Terminate, c *serve.Conn, br *bufio.Reader, req *ask.Request, rec *serve.Record) {
 	held := true
 	defer func() {
 		if held {
@@ -84,27 +83,27 @@ func (s *Server) terminateTunnel(c *serve.Conn, br *bufio.Reader, req *ask.Reque
 	raw := c.Raw
 	deadline := time.Now().Add(orDefault(t.HandshakeTimeout, defaultHandshakeTimeout))
 	raw.SetDeadline(deadline)
-	switch sniff(br) {
+	switch Sniff(br) {
 	case mitm.NeedMore:
 		rec.Set(serve.Fail, "no TLS ClientHello before the handshake deadline")
 		return
 	case mitm.NotTLS:
 		t.release()
 		held = false
-		if s.Rules.RefuseOpaqueTunnels {
+		if env.Rules.RefuseOpaqueTunnels {
 			rec.Set(serve.Deny, refusal.WhyNotTLS)
 			rec.Code = refusal.CodeOpaqueTunnel
-			s.Asker.Refused(req, refusal.WhyNotTLS)
+			env.Asker.Refused(req, refusal.WhyNotTLS)
 			return // the caller closes: the tunnel is destroyed
 		}
 		raw.SetDeadline(time.Time{})
-		s.opaqueAfterAnswer(c, req, br, rec)
+		OpaqueAfterAnswer(env, c, req, br, rec)
 		return
 	}
 	helloAt := time.Now()
 	bulk := &bulk.Conn{Conn: raw}
-	tc := tls.Server(&peekedConn{Conn: bulk, r: br}, t.serverConfig(req.Host, s.Rules.RequireHostMatch))
-	ctx, cancel := context.WithCancel(s.ctx)
+	tc := tls.Server(&peekedConn{Conn: bulk, r: br}, t.serverConfig(req.Host, env.Rules.RequireHostMatch))
+	ctx, cancel := context.WithCancel(env.Ctx)
 	err := tc.HandshakeContext(ctx)
 	cancel()
 	if err != nil {
@@ -112,18 +111,18 @@ func (s *Server) terminateTunnel(c *serve.Conn, br *bufio.Reader, req *ask.Reque
 		return
 	}
 	raw.SetDeadline(time.Time{})
-	x := newTLSSession(s, c, tc, bulk, req)
-	closed := s.tunnelOpened(TunnelTerminated)
+	x := newTLSSession(env, t, c, tc, bulk, req)
+	closed := env.TunnelOpened(serve.TunnelTerminated)
 	x.serve(helloAt)
 	closed()
 	rec.Up, rec.Down, rec.Addr = x.up, x.down, x.addr
 }
 
-// sniff reads the tunnel's first bytes until they show whether a TLS
+// Sniff reads the tunnel's first bytes until they show whether a TLS
 // ClientHello starts it. It returns NeedMore when the client sent nothing
 // telling before the read deadline (or closed without sending a byte); a
 // client that closes after a prefix of a ClientHello has sent no TLS.
-func sniff(br *bufio.Reader) mitm.Sniffed {
+func Sniff(br *bufio.Reader) mitm.Sniffed {
 	for n := 1; n <= mitm.SniffLen; n++ {
 		b, err := br.Peek(n)
 		if s := mitm.Sniff(b); s != mitm.NeedMore {
@@ -139,13 +138,13 @@ func sniff(br *bufio.Reader) mitm.Sniffed {
 	return mitm.NeedMore // not reached: SniffLen bytes always decide
 }
 
-// opaqueAfterAnswer dials the target of a tunnel that turned out not to
+// OpaqueAfterAnswer dials the target of a tunnel that turned out not to
 // be TLS, after it was answered (a CONNECT's 200, a captured connection's
 // accept): a failure can only close the connection (and is told to the
 // decider).
-func (s *Server) opaqueAfterAnswer(c *serve.Conn, req *ask.Request, br *bufio.Reader, rec *serve.Record) {
-	ctx, cancel := context.WithCancel(s.ctx)
-	up, dialed, err := s.Dialer.Tunnel(ctx, req.Host, req.Port)
+func OpaqueAfterAnswer(env *serve.Env, c *serve.Conn, req *ask.Request, br *bufio.Reader, rec *serve.Record) {
+	ctx, cancel := context.WithCancel(env.Ctx)
+	up, dialed, err := env.Dialer.Tunnel(ctx, req.Host, req.Port)
 	cancel()
 	rec.Addr = dialed.Addr
 	if err != nil {
@@ -154,7 +153,7 @@ func (s *Server) opaqueAfterAnswer(c *serve.Conn, req *ask.Request, br *bufio.Re
 		if errors.As(err, &refused) {
 			why = refused.Reason
 		}
-		s.Asker.Refused(req, why)
+		env.Asker.Refused(req, why)
 		rec.Set(serve.Fail, why)
 		rec.Code = refusal.CodeAddressNotAllowed
 		if refused == nil {
@@ -163,7 +162,7 @@ func (s *Server) opaqueAfterAnswer(c *serve.Conn, req *ask.Request, br *bufio.Re
 		}
 		return
 	}
-	s.env.RunTunnel(c, serve.TakeBuffered(br), up, rec)
+	env.RunTunnel(c, serve.TakeBuffered(br), up, rec)
 }
 
 // serverConfig is the TLS server side of one tunnel to target: the

@@ -1,4 +1,4 @@
-package proxy
+package terminate
 
 import (
 	"time"
@@ -60,7 +60,7 @@ func (x *tlsSession) serveOne() bool {
 	if http1.IsEchoMethod(head.Method) {
 		return refuse(refusal.CauseMethodRefused, refusal.MethodRefused(head.Method))
 	}
-	path, ok := x.s.Rules.AmbiguousTarget.Resolve(rt.Path)
+	path, ok := x.env.Rules.AmbiguousTarget.Resolve(rt.Path)
 	if !ok {
 		return refuse(refusal.CauseAmbiguousTarget, refusal.WhyAmbiguous)
 	}
@@ -79,7 +79,7 @@ func (x *tlsSession) serveOne() bool {
 
 	ctx, cancel := h.RequestContext()
 	defer cancel()
-	v, err := x.s.Asker.Ask(ctx, req)
+	v, err := x.env.Asker.Ask(ctx, req)
 	if err != nil {
 		return h.AskFailed(rec, req, body, err, refuseClose)
 	}
@@ -94,7 +94,7 @@ func (x *tlsSession) serveOne() bool {
 	keep := h.Forward(ctx, ex, tunnelUpstream{x})
 	x.up += rec.Up
 	x.down += rec.Down
-	x.s.log(rec)
+	x.env.Log(rec)
 	return keep
 }
 
@@ -102,11 +102,11 @@ func (x *tlsSession) serveOne() bool {
 // under RequireHostMatch, or "": its Host header (one, naming the target),
 // its TLS server name, its absolute-form authority.
 func (x *tlsSession) misdirected(hosts []string, rt http1.InnerTarget) string {
-	if !x.s.Rules.RequireHostMatch {
+	if !x.env.Rules.RequireHostMatch {
 		return ""
 	}
 	host, port := x.connect.Host, x.connect.Port
-	if why := x.s.Rules.HostMismatch(hosts, 443, host, port); why != "" {
+	if why := x.env.Rules.HostMismatch(hosts, 443, host, port); why != "" {
 		return why
 	}
 	if c, err := hostname.Canonical(x.sni); x.sni != "" && (err != nil || c != host) {

@@ -1,4 +1,17 @@
-package proxy
+// Package terminate is TLS termination (network.tlsTerminate): an
+// allowed CONNECT (or captured connection) is answered by the proxy,
+// which shows the client a certificate its CA mints (Terminate), reads
+// every HTTP request inside the tunnel, asks the decider about each one
+// (with the TLS server name), refuses what the request options refuse
+// (requireHostMatch, ambiguousRequestTarget, TRACE), and forwards what is
+// allowed over one upstream TLS connection of its own that verifies the
+// upstream's certificate. A tunnel that turns out not to be TLS is
+// refused (refuseOpaqueTunnels) or tunnelled as it is.
+//
+//	CONNECT allowed ─▶ ServeConnect ─▶ 200 ─▶ Tunnel: Sniff ─▶ handshake ─▶ session
+//	                                                   │            └─ per request: head ─▶ checks ─▶ Ask ─▶ forward.Forward
+//	                                                   └─ not TLS ─▶ refuse, or OpaqueAfterAnswer
+package terminate
 
 import (
 	"crypto/tls"
@@ -17,7 +30,7 @@ import (
 // KindHTTP, with the TLS server name) and forwards it over a TLS
 // connection of its own that verifies the upstream's certificate.
 //
-// Set it on Server.TLS before the first Serve and do not change or copy it
+// Set it on proxy.Server.TLS before the first Serve and do not change or copy it
 // afterwards (it holds the tunnel count). Nil fields and zero values have
 // the reference's defaults.
 type Terminate struct {
@@ -92,8 +105,9 @@ func (t *Terminate) maxTunnels() int64 {
 	return defaultMaxTunnels
 }
 
-// acquire takes a tunnel slot; false when all are taken.
-func (t *Terminate) acquire() bool {
+// Acquire takes a tunnel slot; false when all are taken.
+func (t *Terminate) Acquire() bool {
+	t.init()
 	for {
 		n := t.inUse.Load()
 		if n >= t.maxTunnels() {
@@ -113,15 +127,23 @@ func (t *Terminate) release() {
 	}
 }
 
-// firstRefusal reports whether user has not been told about a refusal for
+// FirstRefusal reports whether user has not been told about a refusal for
 // too many tunnels since the slots were last half free (the reference
 // records that violation once per command).
-func (t *Terminate) firstRefusal(user string) bool {
+func (t *Terminate) FirstRefusal(user string) bool {
 	_, told := t.saturated.LoadOrStore(user, true)
 	return !told
 }
 
-// excluded reports whether host is tunnelled without termination.
-func (t *Terminate) excluded(host string) bool {
+// Excluded reports whether host is tunnelled without termination.
+func (t *Terminate) Excluded(host string) bool {
 	return t.Exclude != nil && t.Exclude(host)
 }
+
+// HandshakeLimit is HandshakeTimeout, or its default.
+func (t *Terminate) HandshakeLimit() time.Duration {
+	return orDefault(t.HandshakeTimeout, defaultHandshakeTimeout)
+}
+
+// InUse is how many tunnel slots are taken.
+func (t *Terminate) InUse() int64 { return t.inUse.Load() }

@@ -1,4 +1,4 @@
-package proxy
+package terminate
 
 import (
 	"bufio"
@@ -18,7 +18,7 @@ import (
 // client's decrypted stream, each asked about and forwarded over one
 // upstream TLS connection kept alive between requests.
 type tlsSession struct {
-	s       *Server
+	env     *serve.Env
 	t       *Terminate
 	outer   *serve.Conn   // the accepted connection: its idle flag, and the upstream closed with it
 	tc      *tls.Conn     // the client's side, decrypted
@@ -33,10 +33,10 @@ type tlsSession struct {
 	addr     string // the upstream address last dialled
 }
 
-func newTLSSession(s *Server, outer *serve.Conn, tc *tls.Conn, bulk *bulk.Conn, connect *ask.Request) *tlsSession {
-	x := &tlsSession{s: s, t: s.TLS, outer: outer, tc: tc, bulk: bulk, connect: connect,
+func newTLSSession(env *serve.Env, t *Terminate, outer *serve.Conn, tc *tls.Conn, bulk *bulk.Conn, connect *ask.Request) *tlsSession {
+	x := &tlsSession{env: env, t: t, outer: outer, tc: tc, bulk: bulk, connect: connect,
 		sni: hostname.LowerASCII(tc.ConnectionState().ServerName)}
-	x.h = &forward.Conn{Env: s.env, Client: &serve.Conn{Raw: tc}, BR: bufio.NewReaderSize(tc, 4096), BW: bufio.NewWriterSize(tc, 4096),
+	x.h = &forward.Conn{Env: env, Client: &serve.Conn{Raw: tc}, BR: bufio.NewReaderSize(tc, 4096), BW: bufio.NewWriterSize(tc, 4096),
 		Stall: x.stall(), Bulk: bulk, KeepAlive: keepAliveAnswer, TrustFix: x.t.TrustFix}
 	return x
 }
@@ -49,7 +49,7 @@ func (x *tlsSession) serve(helloAt time.Time) {
 	next := helloAt.Add(orDefault(x.t.FirstRequestTimeout, defaultFirstRequest))
 	for {
 		x.outer.Idle.Store(true)
-		if x.s.isClosing() {
+		if x.env.Closing() {
 			x.outer.Idle.Store(false)
 			break
 		}
@@ -59,7 +59,7 @@ func (x *tlsSession) serve(helloAt time.Time) {
 		if err != nil {
 			break
 		}
-		x.tc.SetReadDeadline(time.Now().Add(headTimeout))
+		x.tc.SetReadDeadline(time.Now().Add(forward.HeadTimeout))
 		if !x.serveOne() {
 			// The last answer must not be lost to a reset caused by what
 			// the client still sends.

@@ -1,4 +1,4 @@
-package proxy
+package terminate
 
 import (
 	"context"
@@ -25,7 +25,7 @@ func (x *tlsSession) upstream(ctx context.Context, fresh bool) (*pool.Conn, erro
 	defer cancel()
 	var bc *bulk.Conn
 	wrap := func(c net.Conn) net.Conn { bc = &bulk.Conn{Conn: c}; return bc }
-	tc, dialed, err := x.s.Dialer.TLS(ctx, x.connect.Host, x.connect.Port, x.t.upstream, wrap)
+	tc, dialed, err := x.env.Dialer.TLS(ctx, x.connect.Host, x.connect.Port, x.t.upstream, wrap)
 	x.addr = dialed.Addr
 	if err != nil {
 		return nil, err
