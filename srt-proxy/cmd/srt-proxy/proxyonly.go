@@ -22,6 +22,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/metrics"
 	"github.com/srt-sandbox/srt-proxy/internal/mitm"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/proxyonly"
 	render "github.com/srt-sandbox/srt-proxy/internal/proxy/refusal" // "refusal" is a helper of the tests
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/rules"
 	tlsterm "github.com/srt-sandbox/srt-proxy/internal/proxy/terminate" // "terminate" is a function of this package
@@ -111,7 +112,7 @@ func runProxyOnly(o *proxyOnlyOpts, stderr io.Writer) int {
 		Asker:        &decide.Asker{Link: l},
 		Dialer:       &dial.Dialer{Policy: addrs.Policy},
 		Mode:         render.ProxyOnlyMode{},
-		MaxHeadBytes: proxy.ProxyOnlyHeadLimit,
+		MaxHeadBytes: proxyonly.HeadLimit,
 		ProxyOnly:    po,
 		// The fixed policy (§2.2): nothing it cannot inspect is tunnelled,
 		// the Host must name the target, targets go as spelled.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/forward"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/proxyonly"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
@@ -52,7 +53,7 @@ func (s *Server) serveOne(h *forward.Conn) bool {
 	}
 	h.Client.Raw.SetReadDeadline(time.Time{})
 	if s.ProxyOnly != nil {
-		return s.serveProxyOnly(h, head, rec) // proxyonly_http.go
+		return proxyonly.Serve(s.ProxyOnly, s.TLS, h, head, rec)
 	}
 	if head.Method == "CONNECT" {
 		rec.Kind = ask.KindConnect.String()

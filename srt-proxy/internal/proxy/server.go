@@ -13,6 +13,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/pool"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/proxyonly"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/rules"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
@@ -38,9 +39,9 @@ type Server struct {
 	TLS *terminate.Terminate
 	// Rules are the request options (package rules).
 	Rules rules.Rules
-	// ProxyOnly is the host gate of proxy-only mode (proxyonly.go); nil
-	// is srt's own mode.
-	ProxyOnly HostGate
+	// ProxyOnly is the host gate of proxy-only mode (package proxyonly);
+	// nil is srt's own mode.
+	ProxyOnly proxyonly.HostGate
 	// Logger receives one decision line per connection or request; the
 	// zero value discards them.
 	Logger zerolog.Logger

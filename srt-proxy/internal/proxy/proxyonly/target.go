@@ -1,4 +1,4 @@
-package proxy
+package proxyonly
 
 import (
 	"net/netip"

@@ -1,4 +1,4 @@
-package proxy
+package proxyonly
 
 import (
 	"strings"
@@ -10,19 +10,19 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/serve"
 )
 
-// serveProxyOnly serves one request of proxy-only mode (a CONNECT or a
+// serve serves one request of proxy-only mode (a CONNECT or a
 // plain-HTTP request); it reports whether the connection may carry
 // another.
-func (s *Server) serveProxyOnly(h *forward.Conn, head *http1.RequestHead, rec *serve.Record) bool {
+func (m mode) serve(h *forward.Conn, head *http1.RequestHead, rec *serve.Record) bool {
 	if head.Method == "CONNECT" {
 		rec.Kind = ask.KindConnect.String()
-		s.serveProxyOnlyConnect(h, head, rec)
+		m.serveConnect(h, head, rec)
 		return false
 	}
-	return s.serveProxyOnlyRequest(h, head, rec)
+	return m.serveRequest(h, head, rec)
 }
 
-// serveProxyOnlyRequest serves a plain-HTTP request in proxy-only mode,
+// serveRequest serves a plain-HTTP request in proxy-only mode,
 // refusing in the reference's order: the destination's spelling, the host
 // gate, the request-target, the Host header, the method, then the
 // decider. A refusal before the decider keeps the connection (when no
@@ -32,8 +32,8 @@ func (s *Server) serveProxyOnly(h *forward.Conn, head *http1.RequestHead, rec *s
 //	  400 bad_request    403 host_not_allowed   400        400 / 421 misdirected    405
 //	─▶ askable? ─▶ decider (need_body: the body is read for it) ─▶ deny ─▶ sets headers? ─▶ forward
 //	   400           503 decider_unavailable, 403 bodyless         decider   403 plaintext_header_set
-func (s *Server) serveProxyOnlyRequest(h *forward.Conn, head *http1.RequestHead, rec *serve.Record) bool {
-	po := s.ProxyOnly
+func (m mode) serveRequest(h *forward.Conn, head *http1.RequestHead, rec *serve.Record) bool {
+	po := m.gate
 	kind, length, err := http1.Framing(head)
 	if err != nil {
 		return h.Refuse(rec, refusal.Refusal{Cause: refusal.CauseMalformed, Kind: ask.KindHTTP, Reason: err.Error()}, true)
@@ -87,15 +87,15 @@ func (s *Server) serveProxyOnlyRequest(h *forward.Conn, head *http1.RequestHead,
 
 	ctx, cancel := h.RequestContext()
 	defer cancel()
-	v, err := s.Asker.Ask(ctx, req)
+	v, err := m.Asker.Ask(ctx, req)
 	if err != nil {
 		return h.AskFailed(rec, req, body, err, true)
 	}
 	if !v.Allow {
 		return h.Refuse(rec, refusal.Refusal{Cause: refusal.CauseDenied, Kind: ask.KindHTTP, Status: v.Status, Reason: v.Reason, Host: t.Host}, true)
 	}
-	if !s.Rules.PlaintextHeaderSet && v.SetsHeaders() {
+	if !m.Rules.PlaintextHeaderSet && v.SetsHeaders() {
 		return refuse(refusal.CausePlaintextHeaderSet, refusal.WhyPlaintextHeaderSet, true)
 	}
-	return s.forwardProxyOnly(h, rec, head, t, spelled, v, req, body, kind, wantsClose)
+	return m.forwardRequest(h, rec, head, t, spelled, v, req, body, kind, wantsClose)
 }

@@ -1,4 +1,4 @@
-package proxy
+package proxyonly
 
 import (
 	"strings"
@@ -11,12 +11,12 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/terminate"
 )
 
-// serveProxyOnlyConnect serves a CONNECT in proxy-only mode: the target
+// serveConnect serves a CONNECT in proxy-only mode: the target
 // must be plain ASCII and pass the host gate; then the tunnel is
-// TLS-terminated (Server.TLS) and each request inside goes to the decider,
+// TLS-terminated (proxy.Server.TLS) and each request inside goes to the decider,
 // or, without termination, refused: this proxy tunnels nothing it cannot
 // inspect. The decider is not asked about the CONNECT itself.
-func (s *Server) serveProxyOnlyConnect(h *forward.Conn, head *http1.RequestHead, rec *serve.Record) {
+func (m mode) serveConnect(h *forward.Conn, head *http1.RequestHead, rec *serve.Record) {
 	refuse := func(c refusal.Cause, why string) {
 		h.Refuse(rec, refusal.Refusal{Cause: c, Kind: ask.KindConnect, Reason: why, Host: rec.Host}, true)
 	}
@@ -30,12 +30,12 @@ func (s *Server) serveProxyOnlyConnect(h *forward.Conn, head *http1.RequestHead,
 		return
 	}
 	rec.Host, rec.Port = host, port
-	if ok, why := s.ProxyOnly.Allows(host, port); !ok {
+	if ok, why := m.gate.Allows(host, port); !ok {
 		refuse(refusal.CauseHostNotAllowed, why)
 		return
 	}
 	req := &ask.Request{Kind: ask.KindConnect, Method: "CONNECT", Host: host, Port: port, Path: "*"}
-	if s.TLS != nil && terminate.ServeConnect(s.TLS, h, req, ask.Verdict{Allow: true}, rec) {
+	if m.tls != nil && terminate.ServeConnect(m.tls, h, req, ask.Verdict{Allow: true}, rec) {
 		return
 	}
 	refuse(refusal.CauseOpaqueTunnel, refusal.WhyOpaqueTunnel)
