@@ -36,6 +36,7 @@ import (
 	"github.com/srt-sandbox/srt-proxy/internal/accept"
 	"github.com/srt-sandbox/srt-proxy/internal/fakeip"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/captured"
 )
 
 // Refusal reasons of captured connections no one is asked about.
@@ -61,7 +62,7 @@ type Sandbox struct {
 func (s *Sandbox) Serve(ln net.Listener) error { return accept.Loop(ln, s.serve) }
 
 func (s *Sandbox) serve(c net.Conn) {
-	d := proxy.Captured{User: s.User, Refuse: whyNoOriginal}
+	d := captured.Destination{User: s.User, Refuse: whyNoOriginal}
 	if tc, ok := c.(*net.TCPConn); ok {
 		if orig, err := OriginalDst(tc); err == nil {
 			d = s.Destination(orig, localAddr(tc))
@@ -79,9 +80,9 @@ func localAddr(c net.Conn) netip.AddrPort {
 
 // Destination is what a connection to orig, accepted on local, is decided
 // as.
-func (s *Sandbox) Destination(orig, local netip.AddrPort) proxy.Captured {
+func (s *Sandbox) Destination(orig, local netip.AddrPort) captured.Destination {
 	addr := orig.Addr().Unmap()
-	d := proxy.Captured{User: s.User, Host: addr.String(), Port: int(orig.Port()), Literal: true}
+	d := captured.Destination{User: s.User, Host: addr.String(), Port: int(orig.Port()), Literal: true}
 	switch {
 	case addr == local.Addr().Unmap() && orig.Port() == local.Port():
 		d.Refuse = whyNotRedirected

@@ -16,12 +16,13 @@ import (
 
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/captured"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/refusal"
 )
 
-// captured connects to a loopback listener whose one connection s serves
+// capturedConn connects to a loopback listener whose one connection s serves
 // as a captured connection to d, and returns the client's end.
-func captured(t *testing.T, s *Server, d Captured) net.Conn {
+func capturedConn(t *testing.T, s *Server, d captured.Destination) net.Conn {
 	t.Helper()
 	c, err := dialCaptured(t, s, d)
 	if err != nil {
@@ -30,9 +31,9 @@ func captured(t *testing.T, s *Server, d Captured) net.Conn {
 	return c
 }
 
-// dialCaptured is captured, with the error of the dial: a reset can come
+// dialCaptured is capturedConn, with the error of the dial: a reset can come
 // before the connect returns.
-func dialCaptured(t *testing.T, s *Server, d Captured) (net.Conn, error) {
+func dialCaptured(t *testing.T, s *Server, d captured.Destination) (net.Conn, error) {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -59,7 +60,7 @@ func dialCaptured(t *testing.T, s *Server, d Captured) (net.Conn, error) {
 
 // expectReset fails unless the captured connection to d is reset: at the
 // connect, or when it is read after write was sent.
-func expectReset(t *testing.T, s *Server, d Captured, write string) {
+func expectReset(t *testing.T, s *Server, d captured.Destination, write string) {
 	t.Helper()
 	c, err := dialCaptured(t, s, d)
 	if err == nil {
@@ -90,14 +91,14 @@ func newCaptureServer(t *testing.T, asker *fakeAsker, configure func(*Server)) *
 func TestCapturedRefusals(t *testing.T) {
 	for _, c := range []struct {
 		name   string
-		d      Captured
+		d      captured.Destination
 		answer func(*ask.Request) (ask.Verdict, error)
 		asked  []ask.Request
 	}{
-		{"refused without asking", Captured{User: "srt.u", Host: "198.18.200.1", Port: 80, Literal: true, Refuse: "no name"}, allowAll, nil},
-		{"denied", Captured{User: "srt.u", Host: "x.test", Port: 443}, denyWith("nope"),
+		{"refused without asking", captured.Destination{User: "srt.u", Host: "198.18.200.1", Port: 80, Literal: true, Refuse: "no name"}, allowAll, nil},
+		{"denied", captured.Destination{User: "srt.u", Host: "x.test", Port: 443}, denyWith("nope"),
 			[]ask.Request{{Kind: ask.KindConnect, User: "srt.u", Method: "CONNECT", Host: "x.test", Port: 443, Path: "*"}}},
-		{"decider unavailable", Captured{User: "srt.u", Host: "192.0.2.1", Port: 22, Literal: true},
+		{"decider unavailable", captured.Destination{User: "srt.u", Host: "192.0.2.1", Port: 22, Literal: true},
 			func(*ask.Request) (ask.Verdict, error) { return ask.Verdict{}, errors.New("decider gone") },
 			[]ask.Request{{Kind: ask.KindConnect, User: "srt.u", Method: "CONNECT", Host: "192.0.2.1", Port: 22, Path: "*"}}},
 	} {
@@ -129,11 +130,11 @@ func TestCapturedTunnel(t *testing.T) {
 		s.Dialer.Resolve = fakeResolve(map[string][]string{"db.test": {"127.0.0.1"}})
 		s.Dialer.Policy = exempt(t, "127.0.0.1")
 	})
-	for _, d := range []Captured{
+	for _, d := range []captured.Destination{
 		{User: "srt.u", Host: "127.0.0.1", Port: addr.Port, Literal: true},
 		{User: "srt.u", Host: "db.test", Port: addr.Port},
 	} {
-		c := captured(t, s, d)
+		c := capturedConn(t, s, d)
 		br := bufio.NewReader(c)
 		if line, err := br.ReadString('\n'); line != "220 banner\r\n" {
 			t.Fatalf("%s: first line %q, %v", d.Host, line, err)
@@ -158,15 +159,15 @@ func TestCapturedRefusedAfterAllow(t *testing.T) {
 	for _, c := range []struct {
 		name      string
 		configure func(*Server)
-		d         Captured
+		d         captured.Destination
 		refused   string
 	}{
 		{"resolved to loopback", func(s *Server) {
 			s.Dialer.Resolve = fakeResolve(map[string][]string{"evil.test": {"127.0.0.1"}})
-		}, Captured{Host: "evil.test", Port: 80}, "evil.test resolved to a loopback address"},
-		{"unreachable", nil, Captured{Host: "127.0.0.1", Port: closedPort, Literal: true}, "127.0.0.1 upstream unreachable: "},
+		}, captured.Destination{Host: "evil.test", Port: 80}, "evil.test resolved to a loopback address"},
+		{"unreachable", nil, captured.Destination{Host: "127.0.0.1", Port: closedPort, Literal: true}, "127.0.0.1 upstream unreachable: "},
 		{"refuseOpaqueTunnels", func(s *Server) { s.Rules.RefuseOpaqueTunnels = true },
-			Captured{Host: "x.test", Port: 5432}, "x.test " + refusal.WhyOpaqueTunnel},
+			captured.Destination{Host: "x.test", Port: 5432}, "x.test " + refusal.WhyOpaqueTunnel},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := &fakeAsker{answer: allowAll}
@@ -186,17 +187,17 @@ func TestCapturedTerminated(t *testing.T) {
 	f := newTLSFixture(t, fixtureOpts{})
 	for _, c := range []struct {
 		name string
-		d    Captured
+		d    captured.Destination
 		sni  string
 		host string // asked about
 	}{
-		{"a name", Captured{User: "srt.u", Host: "echo.test", Port: f.port}, "echo.test", "echo.test"},
-		{"an address with a server name", Captured{User: "srt.u", Host: "192.0.2.9", Port: f.port, Literal: true}, "echo.test", "echo.test"},
-		{"a name whose server name differs", Captured{User: "srt.u", Host: "other.test", Port: f.port}, "echo.test", "other.test"},
+		{"a name", captured.Destination{User: "srt.u", Host: "echo.test", Port: f.port}, "echo.test", "echo.test"},
+		{"an address with a server name", captured.Destination{User: "srt.u", Host: "192.0.2.9", Port: f.port, Literal: true}, "echo.test", "echo.test"},
+		{"a name whose server name differs", captured.Destination{User: "srt.u", Host: "other.test", Port: f.port}, "echo.test", "other.test"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			before := len(f.asker.requests())
-			conn := captured(t, f.srv, c.d)
+			conn := capturedConn(t, f.srv, c.d)
 			tc := tls.Client(conn, &tls.Config{ServerName: c.sni, RootCAs: f.pool})
 			resp, body := do(t, tc, bufio.NewReader(tc), "GET /in HTTP/1.1\r\nHost: "+f.target(c.sni)+"\r\nConnection: close\r\n\r\n")
 			if resp.StatusCode != http.StatusOK || !strings.HasPrefix(body, "GET /in host="+f.target(c.sni)) {
@@ -214,7 +215,7 @@ func TestCapturedTerminated(t *testing.T) {
 		f.asker.answer = denyWith("no")
 		f.asker.mu.Unlock()
 		defer func() { f.asker.mu.Lock(); f.asker.answer = nil; f.asker.mu.Unlock() }()
-		conn := captured(t, f.srv, Captured{User: "srt.u", Host: "192.0.2.9", Port: f.port, Literal: true})
+		conn := capturedConn(t, f.srv, captured.Destination{User: "srt.u", Host: "192.0.2.9", Port: f.port, Literal: true})
 		tc := tls.Client(conn, &tls.Config{InsecureSkipVerify: true}) // no ServerName: no SNI
 		if err := tc.Handshake(); err == nil {
 			t.Fatal("the handshake succeeded")
