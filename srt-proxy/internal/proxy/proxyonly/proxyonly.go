@@ -40,7 +40,7 @@ import (
 //     never reach the client.
 //
 // The fixed policy of the tunnels (refuse opaque tunnels, require host
-// match, targets as spelled) is the Server's Rules, which the caller sets.
+// match, targets as spelled) is proxy.Server's Rules, which the caller sets.
 type HostGate interface {
 	// Allows is the gate for a canonical host and port; why is the
 	// policy's reason for a refusal (for the decision record).

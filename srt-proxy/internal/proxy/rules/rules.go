@@ -19,10 +19,10 @@ import (
 // fixed policy with them (refuse opaque tunnels, require host match,
 // targets as spelled).
 //
-// Set them on Server.Rules before the first Serve and do not change them
-// afterwards. The zero value is the reference's default: nothing refused,
-// stripped or allowed beyond the decider's verdicts, ambiguous targets
-// refused inside terminated tunnels.
+// Set them on proxy.Server.Rules before the first Serve and do not change
+// them afterwards. The zero value is the reference's default: nothing
+// refused, stripped or allowed beyond the decider's verdicts, ambiguous
+// targets refused inside terminated tunnels.
 type Rules struct {
 	// RefuseOpaqueTunnels refuses every tunnel the proxy cannot inspect: a
 	// CONNECT that would not be terminated (no Terminate, or an excluded

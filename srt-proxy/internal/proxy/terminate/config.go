@@ -55,7 +55,7 @@ type Terminate struct {
 	HandshakeTimeout time.Duration
 	// The request options that apply inside the tunnels (requireHostMatch,
 	// ambiguousRequestTarget, stripResponseHeaders, refuseOpaqueTunnels)
-	// are the Server's Rules.
+	// are proxy.Server's Rules.
 
 	// FirstRequestTimeout closes a tunnel that sends no request this long
 	// after its ClientHello (0: 10 s); IdleTimeout one that sends no next
