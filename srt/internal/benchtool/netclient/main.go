@@ -12,6 +12,14 @@
 //	    byte) and holds them: at each stage it prints "ready K" and waits
 //	    for a line on standard input; after the last stage it closes them
 //	    all and exits.
+//	netclient conns -target 127.0.0.1:P -n 500 [-proxy-env HTTPS_PROXY]
+//	    N sequential new connections to an echo server (or CONNECT tunnels
+//	    to it), one byte each way on each; prints one JSON line of
+//	    per-connection times, from the dial to the byte's return.
+//	netclient dns -server 127.0.0.53:53 -n 2000 -inflight 32 -duration 1s
+//	    A queries over UDP for names n<i>.bench.example.com: N one at a
+//	    time (latency), then K in flight for the duration (answers per
+//	    second); prints one JSON line.
 package main
 
 import (
@@ -35,7 +43,7 @@ import (
 
 func main() {
 	if len(os.Args) < 2 {
-		fail(errors.New("usage: netclient get|tunnels [flags]"))
+		fail(errors.New("usage: netclient get|tunnels|conns|dns [flags]"))
 	}
 	fs := flag.NewFlagSet(os.Args[1], flag.ExitOnError)
 	proxyEnv := fs.String("proxy-env", "", "environment variable holding the HTTP proxy URL (with user:password)")
@@ -55,6 +63,21 @@ func main() {
 		par := fs.Int("parallel", 16, "tunnels opened at once")
 		fs.Parse(os.Args[2:])
 		err = tunnels(*target, *stages, *par, *proxyEnv)
+	case "conns":
+		target := fs.String("target", "", "host:port of the echo server")
+		n := fs.Int("n", 500, "connections to time")
+		warm := fs.Int("warmup", 20, "connections before the timed ones")
+		fs.Parse(os.Args[2:])
+		err = conns(*target, *n, *warm, *proxyEnv)
+	case "dns":
+		server := fs.String("server", "127.0.0.53:53", "the name server's UDP address")
+		n := fs.Int("n", 2000, "sequential queries to time")
+		warm := fs.Int("warmup", 300, "sequential queries before the timed ones")
+		names := fs.Int("names", 256, "distinct names asked in turn")
+		inflight := fs.Int("inflight", 32, "queries in flight for the rate")
+		dur := fs.Duration("duration", time.Second, "how long the rate is measured")
+		fs.Parse(os.Args[2:])
+		err = dns(*server, *n, *warm, *names, *inflight, *dur)
 	default:
 		err = fmt.Errorf("unknown mode %q", os.Args[1])
 	}
@@ -100,6 +123,21 @@ type result struct {
 	P90US    float64 `json:"p90_us"`
 	P99US    float64 `json:"p99_us"`
 	MinUS    float64 `json:"min_us"`
+}
+
+// summarize is the distribution of ds (sorted in place).
+func summarize(ds []time.Duration) result {
+	n := len(ds)
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	var sum time.Duration
+	for _, d := range ds {
+		sum += d
+	}
+	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
+	return result{
+		N: n, MeanUS: us(sum / time.Duration(n)), MedianUS: us(ds[n/2]),
+		P90US: us(ds[n*9/10]), P99US: us(ds[n*99/100]), MinUS: us(ds[0]),
+	}
 }
 
 func get(rawURL string, n, warm int, proxyEnv string, tunnel, hold bool) error {
@@ -184,16 +222,7 @@ func get(rawURL string, n, warm int, proxyEnv string, tunnel, hold bool) error {
 		}
 		ds[i] = time.Since(t)
 	}
-	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
-	var sum time.Duration
-	for _, d := range ds {
-		sum += d
-	}
-	us := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1000 }
-	b, _ := json.Marshal(result{
-		N: n, MeanUS: us(sum / time.Duration(n)), MedianUS: us(ds[n/2]),
-		P90US: us(ds[n*9/10]), P99US: us(ds[n*99/100]), MinUS: us(ds[0]),
-	})
+	b, _ := json.Marshal(summarize(ds))
 	if hold {
 		return wait(string(b))
 	}
