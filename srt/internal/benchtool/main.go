@@ -12,15 +12,17 @@ import (
 
 func main() {
 	srt := flag.String("srt", "srt", "srt binary to measure")
-	part := flag.String("part", "startup", "which part to run: startup or network")
-	runs := flag.Int("runs", 30, "startup: runs per measurement")
+	part := flag.String("part", "startup", "which part to run: startup, network or capture")
+	runs := flag.Int("runs", 30, "startup, capture: runs per startup measurement")
 	var net netOptions
-	flag.IntVar(&net.sizeMiB, "download-mib", 256, "network: download size in MiB")
-	flag.IntVar(&net.rounds, "rounds", 5, "network: interleaved repetitions of the downloads and of the request runs")
+	flag.IntVar(&net.sizeMiB, "download-mib", 256, "network, capture: download size in MiB")
+	flag.IntVar(&net.rounds, "rounds", 5, "network, capture: interleaved repetitions of the downloads and of the request, connection and DNS runs")
 	flag.IntVar(&net.requests, "requests", 1000, "network: keep-alive requests per run")
 	flag.IntVar(&net.tunnels, "tunnels", 1000, "network: idle CONNECT tunnels held at once (at least 2)")
 	flag.IntVar(&net.inflight, "inflight", 32, "network: decider requests in flight")
 	flag.DurationVar(&net.verdict, "verdict-time", time.Second, "network: length of each verdict-rate measurement")
+	flag.IntVar(&net.conns, "conns", 500, "capture: new connections timed per run")
+	flag.IntVar(&net.dnsInflight, "dns-inflight", 32, "capture: DNS queries in flight for the answer rate")
 	flag.Parse()
 	var err error
 	switch *part {
@@ -32,6 +34,12 @@ func main() {
 			break
 		}
 		err = network(*srt, net)
+	case "capture":
+		if net.sizeMiB < 1 || net.rounds < 1 || net.conns < 1 || net.dnsInflight < 1 || *runs < 1 {
+			err = fmt.Errorf("bad capture options")
+			break
+		}
+		err = capture(*srt, net, *runs)
 	default:
 		err = fmt.Errorf("unknown part %q", *part)
 	}

@@ -5,10 +5,13 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/srt-sandbox/srt/internal/benchtool/dnsmsg"
 )
 
 // blobChunk is the piece of memory /blob repeats: the download is served
@@ -127,3 +130,39 @@ func (e *echoServer) close() {
 	e.mu.Unlock()
 	e.wg.Wait()
 }
+
+// dnsResponder is the capture part's baseline name server on the host: one
+// goroutine that reads each UDP query and answers it with one A record
+// (dnsmsg.Answer), as srt-proxy's name server serves its UDP socket, but
+// with no parsing library, name table or policy.
+type dnsResponder struct {
+	pc *net.UDPConn
+}
+
+func startDNSResponder() (*dnsResponder, error) {
+	pc, err := net.ListenUDP("udp", &net.UDPAddr{IP: net.IPv4(127, 0, 0, 1)})
+	if err != nil {
+		return nil, err
+	}
+	addr := netip.MustParseAddr("198.18.128.1")
+	go func() {
+		buf := make([]byte, 4096)
+		for {
+			n, from, err := pc.ReadFromUDPAddrPort(buf)
+			if errors.Is(err, net.ErrClosed) {
+				return
+			}
+			if err != nil {
+				continue
+			}
+			if r, err := dnsmsg.Answer(buf[:n], addr); err == nil {
+				pc.WriteToUDPAddrPort(r, from)
+			}
+		}
+	}()
+	return &dnsResponder{pc: pc}, nil
+}
+
+func (d *dnsResponder) addr() string { return d.pc.LocalAddr().String() }
+
+func (d *dnsResponder) close() { d.pc.Close() }

@@ -17,7 +17,7 @@ import (
 	"github.com/srt-sandbox/srt/internal/proctab"
 )
 
-// netOptions are the sizes of the network part.
+// netOptions are the sizes of the network and capture parts.
 type netOptions struct {
 	sizeMiB  int           // download size
 	rounds   int           // interleaved repetitions of the downloads and of the request runs
@@ -25,6 +25,9 @@ type netOptions struct {
 	tunnels  int           // idle CONNECT tunnels held at once
 	inflight int           // decider requests in flight
 	verdict  time.Duration // each verdict measurement
+
+	conns       int // capture: new connections timed per run
+	dnsInflight int // capture: DNS queries in flight
 }
 
 // netBench holds what every measurement of the network part shares.
@@ -47,61 +50,11 @@ type netBench struct {
 //	(e) srt-proxy's RSS holding idle CONNECT tunnels;
 //	(f) the reference decider's verdicts per second.
 func network(srt string, o netOptions) error {
-	if _, err := exec.LookPath("curl"); err != nil {
-		return errors.New("curl is needed for the network part")
-	}
-	srt, err := exec.LookPath(srt)
+	b, err := newNetBench(srt, o.sizeMiB)
 	if err != nil {
 		return err
 	}
-	if srt, err = filepath.Abs(srt); err != nil {
-		return err
-	}
-	b := &netBench{srt: srt, decider: filepath.Join(filepath.Dir(srt), "decider")}
-	if _, err := os.Stat(b.decider); err != nil {
-		return fmt.Errorf("the decider beside srt: %w", err)
-	}
-	if b.dir, err = os.MkdirTemp("", "srt-bench-net-"); err != nil {
-		return err
-	}
-	defer os.RemoveAll(b.dir)
-	if err := os.Chmod(b.dir, 0o755); err != nil { // the sandbox runs the client from here
-		return err
-	}
-	b.client = filepath.Join(b.dir, "netclient")
-	build := exec.Command("go", "build", "-trimpath", "-o", b.client, "github.com/srt-sandbox/srt/internal/benchtool/netclient")
-	build.Env = append(os.Environ(), "CGO_ENABLED=0")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("building the client (run benchtool inside the srt workspace): %w", err)
-	}
-	home := filepath.Join(b.dir, "home")
-	if err := os.Mkdir(home, 0o700); err != nil {
-		return err
-	}
-	b.env = append(noProxyEnv(), "HOME="+home)
-
-	if b.web, err = startHTTPServer(int64(o.sizeMiB) << 20); err != nil {
-		return err
-	}
-	defer b.web.close()
-	if b.echo, err = startEchoServer(); err != nil {
-		return err
-	}
-	defer b.echo.close()
-	settings := map[string]any{
-		"network": map[string]any{
-			"allowedDomains": []string{fmt.Sprintf("127.0.0.1:%d", b.web.port()), fmt.Sprintf("127.0.0.1:%d", b.echo.port())},
-			"deniedDomains":  []string{},
-		},
-		"filesystem": map[string]any{"denyRead": []string{}, "allowWrite": []string{}, "denyWrite": []string{}},
-	}
-	js, _ := json.Marshal(settings)
-	b.settings = filepath.Join(b.dir, "settings.json")
-	if err := os.WriteFile(b.settings, js, 0o644); err != nil {
-		return err
-	}
-
+	defer b.close()
 	fmt.Printf("network: download %d MiB x%d, %d keep-alive requests x%d, %d idle tunnels, %d verdicts in flight\n",
 		o.sizeMiB, o.rounds, o.requests, o.rounds, o.tunnels, o.inflight)
 	if err := b.downloads(o); err != nil {
@@ -114,6 +67,79 @@ func network(srt string, o netOptions) error {
 		return err
 	}
 	return b.verdicts(o)
+}
+
+// newNetBench builds the client and starts the servers of the network and
+// capture parts, with settings that allow both servers' ports; close
+// undoes it.
+func newNetBench(srt string, sizeMiB int) (_ *netBench, err error) {
+	if _, err := exec.LookPath("curl"); err != nil {
+		return nil, errors.New("curl is needed for the network and capture parts")
+	}
+	if srt, err = exec.LookPath(srt); err != nil {
+		return nil, err
+	}
+	if srt, err = filepath.Abs(srt); err != nil {
+		return nil, err
+	}
+	b := &netBench{srt: srt, decider: filepath.Join(filepath.Dir(srt), "decider")}
+	if _, err := os.Stat(b.decider); err != nil {
+		return nil, fmt.Errorf("the decider beside srt: %w", err)
+	}
+	if b.dir, err = os.MkdirTemp("", "srt-bench-net-"); err != nil {
+		return nil, err
+	}
+	defer func() {
+		if err != nil {
+			b.close()
+		}
+	}()
+	if err := os.Chmod(b.dir, 0o755); err != nil { // the sandbox runs the client from here
+		return nil, err
+	}
+	b.client = filepath.Join(b.dir, "netclient")
+	build := exec.Command("go", "build", "-trimpath", "-o", b.client, "github.com/srt-sandbox/srt/internal/benchtool/netclient")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		return nil, fmt.Errorf("building the client (run benchtool inside the srt workspace): %w", err)
+	}
+	home := filepath.Join(b.dir, "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		return nil, err
+	}
+	b.env = append(noProxyEnv(), "HOME="+home)
+
+	if b.web, err = startHTTPServer(int64(sizeMiB) << 20); err != nil {
+		return nil, err
+	}
+	if b.echo, err = startEchoServer(); err != nil {
+		return nil, err
+	}
+	settings := map[string]any{
+		"network": map[string]any{
+			"allowedDomains": []string{fmt.Sprintf("127.0.0.1:%d", b.web.port()), fmt.Sprintf("127.0.0.1:%d", b.echo.port())},
+			"deniedDomains":  []string{},
+		},
+		"filesystem": map[string]any{"denyRead": []string{}, "allowWrite": []string{}, "denyWrite": []string{}},
+	}
+	js, _ := json.Marshal(settings)
+	b.settings = filepath.Join(b.dir, "settings.json")
+	if err := os.WriteFile(b.settings, js, 0o644); err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
+// close stops the servers and removes the temporary directory.
+func (b *netBench) close() {
+	if b.web != nil {
+		b.web.close()
+	}
+	if b.echo != nil {
+		b.echo.close()
+	}
+	os.RemoveAll(b.dir)
 }
 
 // noProxyEnv is benchtool's environment without proxy variables: srt
@@ -165,48 +191,12 @@ func (b *netBench) sandboxed(command string) ([]byte, error) {
 
 // downloads is (a), (b) and (c), interleaved.
 func (b *netBench) downloads(o netOptions) error {
-	url := fmt.Sprintf("http://127.0.0.1:%d/blob", b.web.port())
-	warm := fmt.Sprintf("http://127.0.0.1:%d/small", b.web.port())
-	const format = "%{http_code} %{size_download} %{speed_download}"
-	// Through the proxy the first request waits for srt to start the
-	// egress processes; a small request first keeps that out of the speed.
-	via := func(proxyVar string, tunnel bool) string {
-		p := ""
-		if tunnel {
-			p = "-p "
-		}
-		c := fmt.Sprintf(`curl -sS --noproxy '' %s-x "$%s"`, p, proxyVar)
-		return fmt.Sprintf(`%s -o /dev/null %s && %s -o /dev/null -w %s %s`, c, warm, c, quote(format), url)
-	}
-	runs := []struct {
-		name string
-		run  func() ([]byte, error)
-	}{
-		{"host", func() ([]byte, error) {
-			cmd := exec.Command("curl", "-sS", "--noproxy", "*", "-o", "/dev/null", "-w", format, url)
-			cmd.Env = b.env
-			cmd.Stderr = os.Stderr
-			return cmd.Output()
-		}},
-		{"connect", func() ([]byte, error) { return b.sandboxed(via("HTTPS_PROXY", true)) }},
-		{"socks", func() ([]byte, error) { return b.sandboxed(via("FTP_PROXY", false)) }},
-	}
-	speeds := map[string][]float64{}
-	want := int64(o.sizeMiB) << 20
-	for r := 0; r < o.rounds; r++ {
-		for _, run := range runs {
-			out, err := run.run()
-			if err != nil {
-				return fmt.Errorf("download (%s): %w", run.name, err)
-			}
-			var code string
-			var size int64
-			var speed float64
-			if _, err := fmt.Sscan(string(out), &code, &size, &speed); err != nil || code != "200" || size != want {
-				return fmt.Errorf("download (%s): curl reported %q", run.name, out)
-			}
-			speeds[run.name] = append(speeds[run.name], speed/(1<<20))
-		}
+	speeds, err := b.downloadSpeeds(o, []curlRun{
+		{"connect", `curl -sS --noproxy '' -p -x "$HTTPS_PROXY"`},
+		{"socks", `curl -sS --noproxy '' -x "$FTP_PROXY"`},
+	})
+	if err != nil {
+		return err
 	}
 	a := medianF(speeds["host"])
 	mibs := func(v float64) string { return fmt.Sprintf("%.0f MiB/s", v) }
@@ -218,6 +208,91 @@ func (b *netBench) downloads(o netOptions) error {
 		line(k.label, mibs(v)+" "+detail(speeds[k.key]), mibs(a)+" host curl (a)", ratio, ">= 0.70", ptr(ratio >= 0.7))
 	}
 	return nil
+}
+
+// curlRun is one download from inside the sandbox: its name and the curl
+// command (with its options) that makes it.
+type curlRun struct{ name, curl string }
+
+// downloadSpeeds makes the /blob download with curl on the host ("host")
+// and with each of inside in the sandbox, in o.rounds interleaved rounds,
+// and returns their speeds in MiB/s by name.
+func (b *netBench) downloadSpeeds(o netOptions, inside []curlRun) (map[string][]float64, error) {
+	url := fmt.Sprintf("http://127.0.0.1:%d/blob", b.web.port())
+	warm := fmt.Sprintf("http://127.0.0.1:%d/small", b.web.port())
+	const format = "%{http_code} %{size_download} %{speed_download}"
+	run := func(r curlRun) ([]byte, error) {
+		if r.name == "host" {
+			cmd := exec.Command("curl", "-sS", "--noproxy", "*", "-o", "/dev/null", "-w", format, url)
+			cmd.Env = b.env
+			cmd.Stderr = os.Stderr
+			return cmd.Output()
+		}
+		// The first connection out of a sandbox waits for srt to start
+		// the egress processes; a small request first keeps that out of
+		// the speed.
+		return b.sandboxed(fmt.Sprintf(`%s -o /dev/null %s && %s -o /dev/null -w %s %s`, r.curl, warm, r.curl, quote(format), url))
+	}
+	speeds := map[string][]float64{}
+	want := int64(o.sizeMiB) << 20
+	for r := 0; r < o.rounds; r++ {
+		for _, c := range append([]curlRun{{name: "host"}}, inside...) {
+			out, err := run(c)
+			if err != nil {
+				return nil, fmt.Errorf("download (%s): %w", c.name, err)
+			}
+			var code string
+			var size int64
+			var speed float64
+			if _, err := fmt.Sscan(string(out), &code, &size, &speed); err != nil || code != "200" || size != want {
+				return nil, fmt.Errorf("download (%s): curl reported %q", c.name, out)
+			}
+			speeds[c.name] = append(speeds[c.name], speed/(1<<20))
+		}
+	}
+	return speeds, nil
+}
+
+// clientLine is the shell command that runs the bench client with args
+// inside the sandbox.
+func (b *netBench) clientLine(args ...string) string {
+	words := []string{quote(b.client)}
+	for _, a := range args {
+		words = append(words, quote(a))
+	}
+	return strings.Join(words, " ")
+}
+
+// onHost runs the bench client with args on the host and returns its
+// standard output.
+func (b *netBench) onHost(args ...string) ([]byte, error) {
+	cmd := exec.Command(b.client, args...)
+	cmd.Env = b.env
+	cmd.Stderr = os.Stderr
+	return cmd.Output()
+}
+
+// collect decodes the client's JSON line out (from a run that returned
+// err) and adds it to into[what].
+func collect[T any](into map[string][]T, what string, out []byte, err error) error {
+	if err != nil {
+		return fmt.Errorf("%s: %w", what, err)
+	}
+	var v T
+	if err := json.Unmarshal(out, &v); err != nil {
+		return fmt.Errorf("%s: %q: %w", what, out, err)
+	}
+	into[what] = append(into[what], v)
+	return nil
+}
+
+// medianOf is the median of f over rs.
+func medianOf[T any](rs []T, f func(T) float64) float64 {
+	var v []float64
+	for _, r := range rs {
+		v = append(v, f(r))
+	}
+	return medianF(v)
 }
 
 type getResult struct {
@@ -238,31 +313,13 @@ func (b *netBench) requests(o netOptions) error {
 	url := fmt.Sprintf("http://127.0.0.1:%d/small", b.web.port())
 	const warmup = 50
 	args := []string{"get", "-url", url, "-n", strconv.Itoa(o.requests), "-warmup", strconv.Itoa(warmup)}
-	var words []string
-	for _, a := range append([]string{b.client}, args...) {
-		words = append(words, quote(a))
-	}
-	inside := strings.Join(words, " ")
-	var host, proxied, tunneled []getResult
+	inside := b.clientLine(args...)
+	rs := map[string][]getResult{}
 	var upstream []int64
 	var proxyCPU, deciderCPU []float64 // µs per timed request
-	decode := func(what string, out []byte, into *[]getResult) error {
-		var g getResult
-		if err := json.Unmarshal(out, &g); err != nil {
-			return fmt.Errorf("requests (%s): %q: %w", what, out, err)
-		}
-		*into = append(*into, g)
-		return nil
-	}
 	for r := 0; r < o.rounds; r++ {
-		cmd := exec.Command(b.client, args...)
-		cmd.Env = b.env
-		cmd.Stderr = os.Stderr
-		out, err := cmd.Output()
-		if err != nil {
-			return fmt.Errorf("requests (host): %w", err)
-		}
-		if err := decode("host", out, &host); err != nil {
+		out, err := b.onHost(args...)
+		if err := collect(rs, "requests (host)", out, err); err != nil {
 			return err
 		}
 
@@ -281,27 +338,20 @@ func (b *netBench) requests(o netOptions) error {
 			}
 			proxyCPU = append(proxyCPU, float64(p-p0)/1000/float64(o.requests))
 			deciderCPU = append(deciderCPU, float64(d-d0)/1000/float64(o.requests))
-			return decode("proxy", []byte(l), &proxied)
+			return collect(rs, "requests (proxy)", []byte(l), nil)
 		})
 		if err != nil {
 			return fmt.Errorf("requests (proxy): %w", err)
 		}
 		upstream = append(upstream, b.web.conns.Load()-before)
 
-		if out, err = b.sandboxed(inside + " -proxy-env HTTPS_PROXY -connect"); err != nil {
-			return fmt.Errorf("requests (tunnel): %w", err)
-		}
-		if err := decode("tunnel", out, &tunneled); err != nil {
+		out, err = b.sandboxed(inside + " -proxy-env HTTPS_PROXY -connect")
+		if err := collect(rs, "requests (tunnel)", out, err); err != nil {
 			return err
 		}
 	}
-	med := func(rs []getResult, f func(getResult) float64) float64 {
-		var v []float64
-		for _, r := range rs {
-			v = append(v, f(r))
-		}
-		return medianF(v)
-	}
+	host, proxied, tunneled := rs["requests (host)"], rs["requests (proxy)"], rs["requests (tunnel)"]
+	med := medianOf[getResult]
 	median := func(g getResult) float64 { return g.MedianUS }
 	mean := func(g getResult) float64 { return g.MeanUS }
 	hMed, pMed, tMed := med(host, median), med(proxied, median), med(tunneled, median)

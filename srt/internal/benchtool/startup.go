@@ -13,18 +13,11 @@ import (
 // running `true` with every namespace unshared, interleaving the runs so
 // that machine noise hits both alike.
 func startup(srt string, runs int) error {
-	bwrap, err := exec.LookPath("bwrap")
+	bare, sandboxed, env, done, err := startupCommands(srt)
 	if err != nil {
 		return err
 	}
-	home, err := os.MkdirTemp("", "srt-bench-home-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(home)
-	bare := []string{bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--new-session", "--die-with-parent", "true"}
-	sandboxed := []string{srt, "-c", "true"}
-	env := append(os.Environ(), "HOME="+home) // no settings file: the built-in defaults
+	defer done()
 	// Warm up both (page cache, srt's bubblewrap version cache).
 	for i := 0; i < 3; i++ {
 		if _, _, err := timeRun(bare, env); err != nil {
@@ -56,6 +49,24 @@ func startup(srt string, runs int) error {
 	fmt.Printf("  ratio srt/bwrap   %.2f   (target <= 2.0)\n", float64(ms)/float64(mb))
 	fmt.Printf("  peak RSS          %.1f MiB (largest process of srt's tree; target <= 25 MiB)\n", float64(peak)/1024)
 	return nil
+}
+
+// startupCommands are the startup's two commands, bare bubblewrap's and
+// srt's, and their environment, whose HOME is an empty directory (no
+// settings file: srt's built-in defaults) that done removes.
+func startupCommands(srt string) (bare, sandboxed, env []string, done func(), err error) {
+	bwrap, err := exec.LookPath("bwrap")
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	home, err := os.MkdirTemp("", "srt-bench-home-")
+	if err != nil {
+		return nil, nil, nil, nil, err
+	}
+	bare = []string{bwrap, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--unshare-all", "--new-session", "--die-with-parent", "true"}
+	sandboxed = []string{srt, "-c", "true"}
+	env = append(os.Environ(), "HOME="+home)
+	return bare, sandboxed, env, func() { os.RemoveAll(home) }, nil
 }
 
 // timeRun runs argv and returns its wall time and the peak RSS (KiB) of the
