@@ -64,19 +64,18 @@ func (b *netBench) connTimes(o netOptions) error {
 	args := []string{"conns", "-target", fmt.Sprintf("127.0.0.1:%d", b.echo.port()), "-n", strconv.Itoa(o.conns), "-warmup", "20"}
 	inside := b.clientLine(args...)
 	rs := map[string][]getResult{}
-	for r := 0; r < o.rounds; r++ {
+	err := inTurn(o.rounds, func() error {
 		out, err := b.onHost(args...)
-		if err := collect(rs, "connections (host)", out, err); err != nil {
-			return err
-		}
-		out, err = b.sandboxed(inside)
-		if err := collect(rs, "connections (captured)", out, err); err != nil {
-			return err
-		}
-		out, err = b.sandboxed(inside + " -proxy-env HTTPS_PROXY")
-		if err := collect(rs, "connections (CONNECT)", out, err); err != nil {
-			return err
-		}
+		return collect(rs, "connections (host)", out, err)
+	}, func() error {
+		out, err := b.sandboxed(inside)
+		return collect(rs, "connections (captured)", out, err)
+	}, func() error {
+		out, err := b.sandboxed(inside + " -proxy-env HTTPS_PROXY")
+		return collect(rs, "connections (CONNECT)", out, err)
+	})
+	if err != nil {
+		return err
 	}
 	host, captured, tunnel := rs["connections (host)"], rs["connections (captured)"], rs["connections (CONNECT)"]
 	median := func(g getResult) float64 { return g.MedianUS }
@@ -114,15 +113,15 @@ func (b *netBench) dnsRates(o netOptions) error {
 	}
 	inside := b.clientLine(args("127.0.0.53:53")...)
 	rs := map[string][]dnsResult{}
-	for r := 0; r < o.rounds; r++ {
+	err = inTurn(o.rounds, func() error {
 		out, err := b.onHost(args(base.addr())...)
-		if err := collect(rs, "DNS (host)", out, err); err != nil {
-			return err
-		}
-		out, err = b.sandboxed(inside)
-		if err := collect(rs, "DNS (sandbox)", out, err); err != nil {
-			return err
-		}
+		return collect(rs, "DNS (host)", out, err)
+	}, func() error {
+		out, err := b.sandboxed(inside)
+		return collect(rs, "DNS (sandbox)", out, err)
+	})
+	if err != nil {
+		return err
 	}
 	host, sandbox := rs["DNS (host)"], rs["DNS (sandbox)"]
 	rate := func(d dnsResult) float64 { return d.Rate }

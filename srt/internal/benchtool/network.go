@@ -235,8 +235,10 @@ func (b *netBench) downloadSpeeds(o netOptions, inside []curlRun) (map[string][]
 	}
 	speeds := map[string][]float64{}
 	want := int64(o.sizeMiB) << 20
+	all := append([]curlRun{{name: "host"}}, inside...)
 	for r := 0; r < o.rounds; r++ {
-		for _, c := range append([]curlRun{{name: "host"}}, inside...) {
+		for k := range all {
+			c := all[(k+r)%len(all)] // each round in another order, as inTurn
 			out, err := run(c)
 			if err != nil {
 				return nil, fmt.Errorf("download (%s): %w", c.name, err)
@@ -251,6 +253,21 @@ func (b *netBench) downloadSpeeds(o netOptions, inside []curlRun) (map[string][]
 		}
 	}
 	return speeds, nil
+}
+
+// inTurn runs each of runs once per round, for rounds rounds, each round
+// starting one further along, so that no run always follows the same one:
+// a run pays for some of the one before it (the kernel tears a sandbox's
+// network namespace down after its last process exits).
+func inTurn(rounds int, runs ...func() error) error {
+	for r := 0; r < rounds; r++ {
+		for k := range runs {
+			if err := runs[(k+r)%len(runs)](); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // clientLine is the shell command that runs the bench client with args
