@@ -100,9 +100,9 @@ func captureStartup(srt string, runs int) error {
 
 	// Warm up all (page cache, srt's bubblewrap version cache), then
 	// measure, interleaved, in an order that turns each round (as
-	// inTurn): in a fixed order, the same srt measured about 1 ms (4 %)
-	// slower right after an srt run than right after bare bubblewrap's
-	// (2-core test machine, 100 runs, three times).
+	// inTurn): in a fixed order (bare, srt, srt) the second srt measured
+	// up to 7 % slower than the first, the same command (2-core test
+	// machine, runs of 100).
 	type variant struct {
 		name  string
 		t     *refusingThread
