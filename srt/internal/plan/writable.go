@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"path/filepath"
 	"strings"
 
 	"github.com/srt-sandbox/srt/internal/fsview"
@@ -23,7 +24,7 @@ func (p *Plan) Writable(path string) (rule string, ok bool) {
 	}
 	if m, ok := p.deepestMount(path); ok {
 		if m.View == HostRW {
-			return settingsOf(m.Why), true
+			return p.grantOf(m), true
 		}
 		return "", false
 	}
@@ -51,6 +52,40 @@ func (p *Plan) MountPoint(path string) bool {
 		}
 	}
 	return false
+}
+
+// grantOf names the settings that make the writable mount m writable. A
+// mount srt adds inside a grant — a pin, a directory it made above a
+// placeholder, a submodule's git directory — writes only because the
+// grant above it does, so the grant above is named.
+func (p *Plan) grantOf(m Mount) string {
+	for cur := m; ; {
+		if rule := grantsOf(cur.Why); rule != "" {
+			return rule
+		}
+		above, ok := p.deepestMount(filepath.Dir(cur.Path))
+		switch {
+		case cur.Path == "/" || ok && above.View != HostRW:
+			return settingsOf(m.Why)
+		case !ok && p.Root == HostRW:
+			return p.rootWhy
+		case !ok:
+			return settingsOf(m.Why)
+		}
+		cur = above
+	}
+}
+
+// grantsOf keeps the reasons in a mount's Why that grant writes: the
+// allowWrite entries and the default write path.
+func grantsOf(why string) string {
+	var out []string
+	for _, w := range strings.Split(why, ", ") {
+		if strings.HasPrefix(w, "filesystem.allowWrite.") || w == "default write path" {
+			out = append(out, w)
+		}
+	}
+	return strings.Join(out, ", ")
 }
 
 // settingsOf keeps the settings a mount's Why names, without srt's own

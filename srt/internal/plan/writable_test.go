@@ -57,6 +57,17 @@ func TestWritable(t *testing.T) {
 			t.Errorf("MountPoint(%s) = %v, want %v", path, got, want)
 		}
 	}
+	// A directory pinned because it holds a protected path (~/.ssh holds
+	// ~/.ssh/config, ~/.local holds ~/.local/share/systemd/user) is
+	// writable by the grant above it, which Writable names: the "pin"
+	// mount grants nothing by itself, and a refusal that names no setting
+	// ("the sandbox may write /home/u/.local ()") leaves the user guessing.
+	home := build(`{"filesystem":{"denyRead":[],"allowWrite":["~"],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`)
+	for _, path := range []string{"/home/u", "/home/u/.ssh", "/home/u/.ssh/id_rsa", "/home/u/.local", "/home/u/.local/bin/srt-init", "/home/u/.config"} {
+		if rule, ok := home.Writable(path); rule != "filesystem.allowWrite.0" || !ok {
+			t.Errorf("Writable(%s) = %q, %v; want %q, true\n%s", path, rule, ok, "filesystem.allowWrite.0", home)
+		}
+	}
 	// A helper the rules hide is bound read-only at its own path.
 	hid := build(`{"filesystem":{"denyRead":["/usr/local"],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]}}`)
 	if _, ok := hid.Writable("/usr/local/bin/srt-init"); ok || !hid.MountPoint("/usr/local/bin/srt-init") {
