@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -73,25 +74,70 @@ func startPythonDecider(t *testing.T, python, script string) (*proc, *exec.Cmd) 
 
 // TestREADMEDecider runs the decider shown in README.md, as printed there.
 func TestREADMEDecider(t *testing.T) {
+	python := lookPython(t)
+	script := filepath.Join(t.TempDir(), "decider.py")
+	os.WriteFile(script, []byte(fencedBlock(t, "README.md", "## `srt proxy`", "```python\n")), 0o644)
+	p, _ := startPythonDecider(t, python, script)
+	expectGetNotPost(t, p)
+}
+
+// TestDocPairLauncher runs the launcher docs/srt-proxy.md prints (pair.py)
+// as a user would: it gives the Python decider and srt-proxy each one end
+// of a socketpair as fd 3, requests are decided, and SIGTERM to the
+// launcher stops srt-proxy, then the decider, and the launcher exits 0.
+func TestDocPairLauncher(t *testing.T) {
+	python := lookPython(t)
+	launcher := filepath.Join(t.TempDir(), "pair.py")
+	os.WriteFile(launcher, []byte("# pair.py:"+fencedBlock(t, "docs/srt-proxy.md", "", "```python\n# pair.py:")), 0o644)
+	decider, _ := filepath.Abs("testdata/decider.py")
+	p := &proc{t: t, lines: make(chan string, 256), done: make(chan struct{})}
+	p.cmd = exec.Command(python, launcher, python, decider, "127.0.0.1", "--", binary, "--listen", "127.0.0.1:0", "--decider-fd", "3")
+	p.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	startProc(t, p)
+	t.Cleanup(func() { syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL) })
+	p.serving()
+	expectGetNotPost(t, p)
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	p.expectStop("SIGTERM", 0)
+	// Nothing of the group is left: the decider read the end of its stream.
+	if err := syscall.Kill(-p.cmd.Process.Pid, 0); err != syscall.ESRCH {
+		t.Errorf("a process of the launcher's group is still there: kill(0) = %v", err)
+	}
+}
+
+func lookPython(t *testing.T) string {
+	t.Helper()
 	python, err := exec.LookPath("python3")
 	if err != nil {
 		t.Fatal("python3 is needed for this test (scripts/test installs it)")
 	}
-	readme, err := os.ReadFile("../../../README.md")
+	return python
+}
+
+// fencedBlock is the text of the repository's file (README.md, docs/…)
+// after the first opening (a fence and what follows it) found after the
+// heading, up to the closing fence.
+func fencedBlock(t *testing.T, file, heading, opening string) string {
+	t.Helper()
+	doc, err := os.ReadFile(filepath.Join("../../..", file))
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, rest, ok := strings.Cut(string(readme), "## `srt proxy`")
+	_, rest, ok := strings.Cut(string(doc), heading)
 	if ok {
-		_, rest, ok = strings.Cut(rest, "```python\n")
+		_, rest, ok = strings.Cut(rest, opening)
 	}
 	code, _, closed := strings.Cut(rest, "```")
 	if !ok || !closed {
-		t.Fatal("README.md has no python block in its srt proxy section")
+		t.Fatalf("%s has no block %q after %q", file, opening, heading)
 	}
-	script := filepath.Join(t.TempDir(), "decider.py")
-	os.WriteFile(script, []byte(code), 0o644)
-	p, _ := startPythonDecider(t, python, script)
+	return code
+}
+
+// expectGetNotPost checks a decider that lets GET through and refuses
+// POST with "no POST".
+func expectGetNotPost(t *testing.T, p *proc) {
+	t.Helper()
 	up := newUpstream(t, "HTTP/1.1 200 OK\r\nContent-Length: 6\r\n\r\nhello\n")
 	if got := p.roundTrip("GET http://" + up.addr + "/ HTTP/1.1\r\nHost: " + up.addr + "\r\n\r\n"); !strings.HasSuffix(got, "\r\n\r\nhello\n") {
 		t.Errorf("GET: %q", got)
