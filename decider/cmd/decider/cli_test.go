@@ -73,6 +73,33 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// A descriptor option names a descriptor the decider inherited. Numbers 3
+// and 4, closed when it starts, are soon the Go runtime's (it keeps its
+// cgroup CPU limit files open from before main): the decider must refuse
+// them as it refuses any closed number, not read the runtime's file as
+// srt-proxy's stream ("stopped (proxy: frame is not one JSON object)").
+func TestDescriptorNotInherited(t *testing.T) {
+	f := writeSettings(t, `{"network": {"allowedDomains": [], "deniedDomains": []}}`)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--settings", f, "--proxy-fd", "3"}, "decider: --proxy-fd 3: bad file descriptor\n"},
+		{[]string{"--settings", f, "--proxy-fd", "4"}, "decider: --proxy-fd 4: bad file descriptor\n"},
+		{[]string{"--proxy-fd", "3", "--control-fd", "4"}, "decider: --proxy-fd 3: bad file descriptor\n"},
+	} {
+		t.Run(strings.Join(c.args, " "), func(t *testing.T) {
+			cmd := exec.Command(deciderBin, c.args...) // nothing but stdio
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			cmd.Run()
+			if code := cmd.ProcessState.ExitCode(); code != 2 || stderr.String() != c.want || stdout.Len() != 0 {
+				t.Errorf("exit %d, stderr %q, stdout %q\nwant exit 2, stderr %q, no stdout", code, stderr.String(), stdout.String(), c.want)
+			}
+		})
+	}
+}
+
 func TestHelp(t *testing.T) {
 	for _, arg := range []string{"--help", "-h"} {
 		stdout, stderr, code := runDecider(t, arg)

@@ -24,9 +24,9 @@ import (
 	"strings"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sys/unix"
 
 	"github.com/srt-sandbox/decider/protocol"
+	"github.com/srt-sandbox/decider/srtlink"
 )
 
 func main() {
@@ -168,7 +168,7 @@ func fdOption(c *cli.Context, name string) (int, error) {
 	if err != nil || fd < 0 || strings.TrimSpace(v) != v {
 		return 0, usagef("--%s needs a descriptor number (got %q)", name, v)
 	}
-	if _, err := unix.FcntlInt(uintptr(fd), unix.F_GETFD, 0); err != nil {
+	if err := srtlink.Inherited(fd); err != nil {
 		return 0, usagef("--%s %d: %v", name, fd, err)
 	}
 	return fd, nil

@@ -10,7 +10,6 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
-	"golang.org/x/sys/unix"
 
 	"github.com/srt-sandbox/decider/protocol"
 	"github.com/srt-sandbox/decider/srtlink"
@@ -181,7 +180,7 @@ func (o *proxyOnlyOpts) checkFDs() error {
 			return fmt.Errorf("descriptor %d is given twice (%s and %s)", r.fd, flagName(prev), flagName(r.name))
 		}
 		seen[r.fd] = r.name
-		if _, err := unix.FcntlInt(uintptr(r.fd), unix.F_GETFD, 0); err != nil {
+		if err := srtlink.Inherited(r.fd); err != nil {
 			return fmt.Errorf("%s %d: %v", flagName(r.name), r.fd, err)
 		}
 	}

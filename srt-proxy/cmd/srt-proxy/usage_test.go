@@ -134,6 +134,39 @@ func TestUsageErrors(t *testing.T) {
 	}
 }
 
+// A descriptor option names a descriptor srt-proxy inherited. Numbers 3
+// and 4, closed when it starts, are soon the Go runtime's (it keeps its
+// cgroup CPU limit files open from before main), and later ones its
+// poller's: srt-proxy must refuse them as it refuses any closed number,
+// not take the runtime's file for the decider ("stopped (decider: write
+// error: write decider: bad file descriptor)", exit 0).
+func TestDescriptorNotInherited(t *testing.T) {
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--decider-fd", "3", "--listen", "127.0.0.1:0"}, "srt proxy: --decider-fd 3: bad file descriptor"},
+		{[]string{"--decider-fd", "4", "--listen", "127.0.0.1:0"}, "srt proxy: --decider-fd 4: bad file descriptor"},
+		{[]string{"--decider-in", "3", "--decider-out", "4", "--listen", "127.0.0.1:0"}, "srt proxy: --decider-in 3: bad file descriptor"},
+	} {
+		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {
+			cmd := exec.Command(binary, tt.args...) // nothing but stdio
+			var stdout, stderr bytes.Buffer
+			cmd.Stdout, cmd.Stderr = &stdout, &stderr
+			cmd.Run()
+			if code := cmd.ProcessState.ExitCode(); code != 2 {
+				t.Errorf("exit %d, want 2; stderr %q", code, stderr.String())
+			}
+			if got := strings.TrimSuffix(stderr.String(), "\n"); got != tt.want+"\n"+usageHint {
+				t.Errorf("stderr %q\nwant   %q", got, tt.want)
+			}
+			if stdout.Len() != 0 {
+				t.Errorf("stdout %q", stdout.String())
+			}
+		})
+	}
+}
+
 func TestCAUsageErrors(t *testing.T) {
 	for name, pem := range map[string]string{
 		"empty":     "",

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/srt-sandbox/decider/srtlink"
 	"github.com/srt-sandbox/srt/sandbox"
 	"github.com/srt-sandbox/srt/settings"
 )
@@ -24,10 +25,15 @@ func parseControlFD(v string) (int, error) {
 	return n, nil
 }
 
-// openControlFD probes the descriptor (a zero-length read must succeed:
-// closed descriptors and write-only ends fail) and takes it over.
+// openControlFD probes the descriptor (srt must have inherited it, and a
+// zero-length read must succeed: closed descriptors and write-only ends
+// fail) and takes it over.
 func openControlFD(n int) (*os.File, error) {
-	if _, err := unix.Read(n, nil); err != nil {
+	err := srtlink.Inherited(n)
+	if err == nil {
+		_, err = unix.Read(n, nil)
+	}
+	if err != nil {
 		return nil, fmt.Errorf("--control-fd %d is not usable: %v. Refusing to run the command without the control channel it asks for.", n, err)
 	}
 	unix.CloseOnExec(n)

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/srt-sandbox/decider/srtlink"
 	"github.com/srt-sandbox/srt/sandbox"
 )
 
@@ -22,11 +23,10 @@ func openViolationsFD(v string) (*violationsOut, error) {
 	if err != nil || n < 3 {
 		return nil, usageError{fmt.Sprintf("--violations-fd needs a descriptor number of 3 or more (got %q)", v)}
 	}
-	f := os.NewFile(uintptr(n), "violations")
-	if _, err := f.Stat(); err != nil {
+	if err := srtlink.Inherited(n); err != nil {
 		return nil, fmt.Errorf("--violations-fd %d is not usable: %v", n, err)
 	}
-	return &violationsOut{w: f}, nil
+	return &violationsOut{w: os.NewFile(uintptr(n), "violations")}, nil
 }
 
 func (o *violationsOut) write(v sandbox.Violation) {

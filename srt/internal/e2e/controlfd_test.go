@@ -71,5 +71,14 @@ func TestControlFDRefusals(t *testing.T) {
 		expect(t, w.srt("--control-fd", "2", "true"), 1, "srt: option '--control-fd <fd>' argument '2' is invalid. must be an integer file descriptor >= 3 (0-2 are stdin, stdout and stderr).")
 		expect(t, w.srt("--control-fd", "0x10", "true"), 1, "argument '0x10' is invalid")
 		expect(t, w.srt("--control-fd", "9", "true"), 1, "srt: --control-fd 9 is not usable: bad file descriptor. Refusing to run the command without the control channel it asks for.")
+		// Descriptors 3 and 4, closed when srt starts, are soon the Go
+		// runtime's (it keeps its cgroup CPU limit files open from before
+		// main): srt must not take them for the control channel, and read
+		// the runtime's file as settings lines ("Invalid config on control
+		// fd 3"), nor write violations into it.
+		for _, fd := range []string{"3", "4"} {
+			expect(t, w.srt("--control-fd", fd, "true"), 1, "srt: --control-fd "+fd+" is not usable: bad file descriptor. Refusing to run the command without the control channel it asks for.", "!Invalid config")
+			expect(t, w.srt("--violations-fd", fd, "true"), 1, "srt: --violations-fd "+fd+" is not usable: bad file descriptor")
+		}
 	})
 }
