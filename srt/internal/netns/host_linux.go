@@ -82,7 +82,7 @@ func Start(exe string, spec Spec) (*Namespace, error) {
 func (n *Namespace) Wait() error {
 	head := make([]byte, 4)
 	oob := make([]byte, unix.CmsgSpace(64*4))
-	hn, oobn, _, _, err := unix.Recvmsg(int(n.channel.Fd()), head, oob, unix.MSG_CMSG_CLOEXEC)
+	hn, oobn, err := n.recvmsg(head, oob, unix.MSG_CMSG_CLOEXEC)
 	if err != nil || hn == 0 {
 		return n.failed(err)
 	}
@@ -123,7 +123,7 @@ func (n *Namespace) readRules() {
 	// command forever: it is ended, and the rules reported failed.
 	timer := time.AfterFunc(RulesTimeout, func() { n.cmd.Process.Kill() })
 	buf := make([]byte, 4096)
-	m, _, _, _, err := unix.Recvmsg(int(n.channel.Fd()), buf, nil, 0)
+	m, _, err := n.recvmsg(buf, nil, 0)
 	<-n.exited
 	if !timer.Stop() {
 		n.rules <- fmt.Sprintf("installing them took more than %v", RulesTimeout)
@@ -135,6 +135,26 @@ func (n *Namespace) readRules() {
 	default:
 		n.rules <- "the network namespace helper ended without installing them: " + n.why()
 	}
+}
+
+// recvmsg receives one message on the channel. It holds the descriptor
+// while it waits: a Close meanwhile (a command released before the helper
+// reported) kills the helper, which ends the wait, and the descriptor is
+// closed only once the read is over, so the read never lands on its
+// number reused by another open.
+func (n *Namespace) recvmsg(p, oob []byte, flags int) (m, oobn int, err error) {
+	rc, err := n.channel.SyscallConn()
+	if err != nil {
+		return 0, 0, err
+	}
+	rerr := rc.Read(func(fd uintptr) bool {
+		m, oobn, _, _, err = unix.Recvmsg(int(fd), p, oob, flags)
+		return true // a blocking socket: the call waited
+	})
+	if err == nil {
+		err = rerr
+	}
+	return m, oobn, err
 }
 
 // failed is the error of a helper that ended before sending its sockets.

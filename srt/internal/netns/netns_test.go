@@ -430,3 +430,28 @@ func TestManyLoopbackEntries(t *testing.T) {
 		n.Close()
 	}
 }
+
+// Closing a namespace while its rules are still awaited (a command released
+// before the helper reported) ends the wait with a report, and never closes
+// the channel under the read: its descriptor number, reused by the next
+// open, must not be read by the rules' reader (the race detector sees the
+// descriptor read and closed at once).
+func TestCloseWhileRulesAwaited(t *testing.T) {
+	exe, _ := os.Executable()
+	for i := range 20 {
+		n, err := Start(exe, Spec{Proxy: []netip.AddrPort{netip.MustParseAddrPort("127.0.0.1:3128")}, Capture: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := n.Wait(); err != nil {
+			n.Close()
+			t.Fatal(err)
+		}
+		n.Close()
+		select {
+		case <-n.Rules():
+		case <-time.After(10 * time.Second):
+			t.Fatalf("run %d: no rules report 10 s after Close", i)
+		}
+	}
+}
