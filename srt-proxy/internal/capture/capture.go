@@ -99,9 +99,14 @@ func (s *Sandbox) Destination(orig, local netip.AddrPort) captured.Destination {
 			break
 		}
 		if h, err := hostname.Canonical(name); err == nil {
-			_, ip := netip.ParseAddr(h)
-			d.Host, d.Literal = h, ip == nil
+			d.Host, d.Literal = h, isAddr(h)
 		}
 	}
 	return d
+}
+
+// isAddr reports whether a canonical host is an IP address.
+func isAddr(host string) bool {
+	_, err := netip.ParseAddr(host)
+	return err == nil
 }

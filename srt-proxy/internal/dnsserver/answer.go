@@ -119,8 +119,11 @@ func (a *Answerer) Answer(query []byte, udp bool) []byte {
 // address answers an A or AAAA question.
 func (a *Answerer) address(q layers.DNSQuestion) (layers.DNSResponseCode, []layers.DNSResourceRecord) {
 	name, err := hostname.Canonical(string(q.Name))
-	if _, ip := netip.ParseAddr(name); err != nil || ip == nil {
+	if err != nil {
 		return layers.DNSResponseCodeNXDomain, nil
+	}
+	if _, err := netip.ParseAddr(name); err == nil {
+		return layers.DNSResponseCodeNXDomain, nil // a name that spells an address
 	}
 	var ip net.IP
 	switch {
