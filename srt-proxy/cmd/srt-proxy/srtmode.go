@@ -165,7 +165,7 @@ func serveHandoff(c *net.UnixConn, srv *proxy.Server, l *link.Link, relays *rela
 			return errors.New("srt closed the control channel")
 		}
 		switch m.T {
-		case "listen":
+		case srtlink.TListen:
 			if m.Role != srtlink.RoleProxy {
 				closers, err := roles.serve(m, files)
 				if err != nil {
@@ -192,7 +192,7 @@ func serveHandoff(c *net.UnixConn, srv *proxy.Server, l *link.Link, relays *rela
 				mu.Unlock()
 				go serve(ln)
 			}
-		case "close":
+		case srtlink.TClose:
 			mu.Lock()
 			for _, c := range bySandbox[m.ID] {
 				c.Close()
@@ -200,7 +200,7 @@ func serveHandoff(c *net.UnixConn, srv *proxy.Server, l *link.Link, relays *rela
 			delete(bySandbox, m.ID)
 			mu.Unlock()
 			roles.forget(m.ID)
-		case "sync":
+		case srtlink.TSync:
 			if l != nil {
 				l.Sync(m.Q)
 			}

@@ -32,13 +32,14 @@ type Exchange struct {
 	Kind       http1.BodyKind
 	Length     int64
 	WantsClose bool
-	// Which client fields stay behind: proxyOnly drops every hop-by-hop
-	// field (http1.DropProxyOnly); otherwise http1.DropRequestHeader applies, with
-	// authConsumed saying the Proxy-Authorization carried our token.
+	// Which client fields stay behind: ProxyOnly drops every hop-by-hop
+	// field (http1.DropProxyOnly); otherwise http1.DropRequestHeader
+	// applies, with AuthConsumed saying the Proxy-Authorization carried
+	// our token.
 	ProxyOnly, AuthConsumed bool
 	Rec                     *serve.Record
 	RB                      *http1.RequestBody // the body as framed on the wire; nil when none
-	Body                    *PeekBody          // the body as the decider saw it (its first bytes may be held); nil: rb as it is
+	Body                    *PeekBody          // the body as the decider saw it (its first bytes may be held); nil: RB as it is
 	src                     *stallReader       // what the body sender reads
 	// watch follows the client once the request is upstream in full
 	// (clientWatch); nil until then.
@@ -46,14 +47,13 @@ type Exchange struct {
 }
 
 // Upstreams is where a client connection's exchanges get their upstream
-// connections: a terminated tunnel keeps one of its own
-// (tunnelUpstream), plain-HTTP requests share the server's pool
-// (pooledUpstream).
+// connections: a terminated tunnel keeps one of its own (package
+// terminate), plain-HTTP requests share the server's pool (Conn.Pooled).
 type Upstreams interface {
-	// get returns a connection for ex: a kept one that is still alive,
+	// Get returns a connection for ex: a kept one that is still alive,
 	// unless fresh is asked for, else a new one.
 	Get(ctx context.Context, ex *Exchange, fresh bool) (*pool.Conn, error)
-	// done hands u back after an exchange: kept for the next one when
+	// Done hands u back after an exchange: kept for the next one when
 	// reusable, else closed.
 	Done(u *pool.Conn, reusable bool)
 }

@@ -210,7 +210,7 @@ func (h *Conn) copyBody(r io.Reader, src net.Conn, gather, chunked bool) (int64,
 }
 
 // relayAtHand writes buf[:n] and what r can give without waiting (about
-// gatherLimit in all) to the client in one write: out gathers the TLS
+// bulk.GatherLimit in all) to the client in one write: out gathers the TLS
 // records, and reads run with an expired deadline on src, so they return
 // what TLS and the bulk.Conn under it hold, or a timeout at once. It
 // returns the bytes read beyond n, the read error (not the timeout) and
