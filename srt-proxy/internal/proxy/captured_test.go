@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/rs/zerolog"
+
 	"github.com/srt-sandbox/srt-proxy/internal/dial"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/captured"
@@ -148,7 +150,9 @@ func TestCapturedTunnel(t *testing.T) {
 
 // After an allow, the resolved-address check and an unreachable upstream
 // reset the connection and are told to the decider; so does
-// refuseOpaqueTunnels.
+// refuseOpaqueTunnels. The decision line says deny for what policy
+// refused (the address check, refuseOpaqueTunnels), as it does for a
+// CONNECT, and fail for an upstream that cannot be reached.
 func TestCapturedRefusedAfterAllow(t *testing.T) {
 	closed, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -161,20 +165,36 @@ func TestCapturedRefusedAfterAllow(t *testing.T) {
 		configure func(*Server)
 		d         captured.Destination
 		refused   string
+		decision  string
 	}{
 		{"resolved to loopback", func(s *Server) {
 			s.Dialer.Resolve = fakeResolve(map[string][]string{"evil.test": {"127.0.0.1"}})
-		}, captured.Destination{Host: "evil.test", Port: 80}, "evil.test resolved to a loopback address"},
-		{"unreachable", nil, captured.Destination{Host: "127.0.0.1", Port: closedPort, Literal: true}, "127.0.0.1 upstream unreachable: "},
+		}, captured.Destination{Host: "evil.test", Port: 80}, "evil.test resolved to a loopback address", `"decision":"deny"`},
+		{"unreachable", nil, captured.Destination{Host: "127.0.0.1", Port: closedPort, Literal: true}, "127.0.0.1 upstream unreachable: ", `"decision":"fail"`},
 		{"refuseOpaqueTunnels", func(s *Server) { s.Rules.RefuseOpaqueTunnels = true },
-			captured.Destination{Host: "x.test", Port: 5432}, "x.test " + refusal.WhyOpaqueTunnel},
+			captured.Destination{Host: "x.test", Port: 5432}, "x.test " + refusal.WhyOpaqueTunnel, `"decision":"deny"`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			a := &fakeAsker{answer: allowAll}
-			s := newCaptureServer(t, a, c.configure)
+			var log logBuffer
+			s := newCaptureServer(t, a, func(s *Server) {
+				s.Logger = zerolog.New(&log)
+				if c.configure != nil {
+					c.configure(s)
+				}
+			})
 			expectReset(t, s, c.d, "")
 			if got := a.refusals(); len(got) != 1 || !strings.HasPrefix(got[0], c.refused) {
 				t.Errorf("told the decider %q, want %q", got, c.refused)
+			}
+			// The line is written just after the reset.
+			for deadline := time.Now().Add(5 * time.Second); !strings.Contains(log.String(), `"kind":"capture"`); time.Sleep(10 * time.Millisecond) {
+				if time.Now().After(deadline) {
+					t.Fatal("no decision line")
+				}
+			}
+			if line := log.String(); !strings.Contains(line, c.decision) {
+				t.Errorf("decision line %s, want %s", line, c.decision)
 			}
 		})
 	}

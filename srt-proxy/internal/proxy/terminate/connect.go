@@ -148,18 +148,20 @@ func OpaqueAfterAnswer(env *serve.Env, c *serve.Conn, req *ask.Request, br *bufi
 	cancel()
 	rec.Addr = dialed.Addr
 	if err != nil {
-		why := pool.UnreachableReason(err)
+		// As after a CONNECT's allow: the address check is policy (deny),
+		// an upstream that cannot be reached a failure.
 		var refused *dial.AddressRefusedError
 		if errors.As(err, &refused) {
-			why = refused.Reason
+			env.Asker.Refused(req, refused.Reason)
+			rec.Set(serve.Deny, refused.Reason)
+			rec.Code = refusal.CodeAddressNotAllowed
+			return
 		}
+		why := pool.UnreachableReason(err)
 		env.Asker.Refused(req, why)
 		rec.Set(serve.Fail, why)
-		rec.Code = refusal.CodeAddressNotAllowed
-		if refused == nil {
-			f, _ := pool.Describe(err, req.Host, req.Port, "")
-			rec.Code = f.Code()
-		}
+		f, _ := pool.Describe(err, req.Host, req.Port, "")
+		rec.Code = f.Code()
 		return
 	}
 	env.RunTunnel(c, serve.TakeBuffered(br), up, rec)
