@@ -45,8 +45,9 @@ var (
 	DNS = netip.MustParseAddrPort("127.0.0.53:53")
 )
 
-// CapturePort is the port of the capture listeners (127.0.0.1 and ::1)
-// that the NAT rules lead every captured connection to.
+// CapturePort is the port of the capture listeners (bound to the wildcard
+// addresses, 0.0.0.0 and ::, since a redirected connection arrives at lo's
+// primary address) that the NAT rules lead every captured connection to.
 const CapturePort = 3129
 
 // ResolvConf is the sandbox's /etc/resolv.conf when DNS is answered.
