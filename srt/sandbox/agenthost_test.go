@@ -187,7 +187,7 @@ func TestAgentHost(t *testing.T) {
 	askMu.Unlock()
 
 	// A config update while a command runs: its next connection sees it.
-	cmd, err := m.Command(context.Background(), curlCode+`http://other.test/; while [ ! -e go ]; do sleep 0.05; done; `+curlCode+`http://other.test/`, sandbox.WithDir(work))
+	cmd, err := m.Command(context.Background(), curlCode+`http://other.test/; : >first; while [ ! -e go ]; do sleep 0.05; done; `+curlCode+`http://other.test/`, sandbox.WithDir(work))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -196,7 +196,16 @@ func TestAgentHost(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(time.Second)
+	// The first request is answered before the update (a fixed sleep was
+	// too short for a slow start of the proxies, under -race say).
+	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(work, "first")); err == nil {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the command's first request did not end within 60 s")
+		}
+	}
 	if err := m.UpdateConfig(parse(t, `{"network":{"allowedDomains":["other.test"],"deniedDomains":["denied.test"]},"filesystem":{"denyRead":[],"allowWrite":["`+work+`"],"denyWrite":[]}}`)); err != nil {
 		t.Fatal(err)
 	}
