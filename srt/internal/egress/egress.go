@@ -280,11 +280,13 @@ func (e *Egress) Sync(timeout time.Duration) {
 		return // no decider: no violations
 	}
 	q, ch := e.newSync()
+	defer e.forgetSync(q)
 	if e.sendHandoff(srtlink.Message{T: srtlink.TSync, Q: q}, nil) != nil {
 		return
 	}
 	select {
 	case <-ch:
+	case <-e.exited:
 	case <-time.After(timeout):
 	}
 }
@@ -373,11 +375,20 @@ func (e *Egress) newSync() (q uint64, ch chan struct{}) {
 	return e.nextQ, ch
 }
 
+// forgetSync drops sync q, answered or not: an answer that comes later
+// finds no one waiting.
+func (e *Egress) forgetSync(q uint64) {
+	e.mu.Lock()
+	delete(e.syncs, q)
+	e.mu.Unlock()
+}
+
 // controlSync returns once the decider has handled every control message
 // written before it; what names them for the error of a decider that does
 // not answer.
 func (e *Egress) controlSync(timeout time.Duration, what string) error {
 	q, ch := e.newSync()
+	defer e.forgetSync(q)
 	if err := e.ctl.Write(&control.Message{T: control.TSync, Q: q}); err != nil {
 		return err
 	}

@@ -181,3 +181,33 @@ func TestHandoffVectors(t *testing.T) {
 		t.Errorf("after Close: %v, want ErrStopped", err)
 	}
 }
+
+// A sync the decider does not answer in time (Sync's violations, an
+// update's confirmation) is forgotten: a Manager that lives long and meets
+// a slow decider does not keep one entry per unanswered sync. Neither
+// waits for processes that have stopped.
+func TestUnansweredSyncsAreForgotten(t *testing.T) {
+	e, _ := handoffPair(t)
+	e.ctl = control.New(&bytes.Buffer{}) // nobody answers
+	for range 3 {
+		e.Sync(0)
+		if err := e.controlSync(0, "the test's"); err == nil {
+			t.Fatal("an unanswered sync returned no error")
+		}
+	}
+	// Once the processes have stopped, nobody will answer: no wait.
+	close(e.exited)
+	if err := e.controlSync(time.Minute, "the test's"); err != ErrStopped {
+		t.Errorf("after the processes stopped: %v, want ErrStopped", err)
+	}
+	start := time.Now()
+	e.Sync(time.Minute)
+	if d := time.Since(start); d > 10*time.Second {
+		t.Errorf("Sync waited %v for stopped processes", d)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.syncs) != 0 {
+		t.Errorf("%d syncs kept: %v", len(e.syncs), e.syncs)
+	}
+}
