@@ -105,7 +105,9 @@ func (c *Cmd) Started() bool {
 // call more than once. It reaps bubblewrap when Start started it and Wait
 // has not (a command still running is ended first: its sandbox is killed),
 // so that no process srt started outlives the host; a command never
-// started has Done closed.
+// started has Done closed. When the network proxy is still starting for
+// the command's first connection, it waits for that (egress's ready
+// timeout bounds it) before it closes the sandbox's sockets.
 func (c *Cmd) Release() error {
 	var err error
 	c.once.Do(func() {
@@ -117,6 +119,12 @@ func (c *Cmd) Release() error {
 			c.channel.Close()
 		}
 		c.reapOnRelease()
+		if c.followed() {
+			// The sockets may be on their way to srt-proxy (its start
+			// takes a while): they are closed once they have gone. The
+			// channel is closed, so Done is, and that ends the wait.
+			<-c.servedDone
+		}
 		if c.ns != nil {
 			c.ns.Close()
 		}

@@ -104,6 +104,10 @@ type Cmd struct {
 
 	done       chan struct{} // closed once the status is known, or the sandbox is gone
 	readerDone chan struct{}
+	// servedDone is closed once serveListeners has returned: the sandbox's
+	// sockets are handed over and taken back, or never will be. Release
+	// waits for it before it closes them.
+	servedDone chan struct{}
 	started    bool
 	exitCode   int
 	exited     bool
@@ -329,7 +333,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	cmd.WaitDelay = 5 * time.Second
 	c.Cmd = cmd
 	c.m, c.id = m, newToken()
-	c.done, c.readerDone = make(chan struct{}), make(chan struct{})
+	c.done, c.readerDone, c.servedDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	return c, nil
 }
 
@@ -406,7 +410,10 @@ func (c *Cmd) Attach() {
 	}
 	c.childEnds = nil
 	go c.readChannel()
-	go c.m.serveListeners(c, c.id)
+	go func() {
+		defer close(c.servedDone)
+		c.m.serveListeners(c, c.id)
+	}()
 	if c.plan.Init.WaitNetwork {
 		go c.relayNetworkReady()
 	}

@@ -38,6 +38,13 @@ func (c *Cmd) follow() bool {
 	return true
 }
 
+// followed reports whether Attach ran (and with it serveListeners).
+func (c *Cmd) followed() bool {
+	c.life.mu.Lock()
+	defer c.life.mu.Unlock()
+	return c.life.state == following
+}
+
 // startable says whether Start may start the command.
 func (c *Cmd) startable() bool {
 	c.life.mu.Lock()

@@ -209,3 +209,28 @@ func TestCommandsAfterCloseAreRefused(t *testing.T) {
 		t.Fatalf("Command after Close: %v", err)
 	}
 }
+
+// A command that connects to its proxy and ends at once, released at once:
+// srt is still starting the proxy for that connection, and hands the
+// sandbox's sockets over after the command has gone. Release waits for
+// that hand-over, so it never meets sockets Release closed (srt then said
+// "could not take the sandbox's listeners", and could have sent srt-proxy
+// another descriptor of its own reused under the number).
+func TestReleaseWhileTheProxyStarts(t *testing.T) {
+	for i := range 3 {
+		var warnings lockedBuffer
+		m := newManager(t, parse(t, plain), sandbox.Options{Warnings: &warnings})
+		cmd, err := m.Command(context.Background(), `exec 3<>/dev/tcp/127.0.0.1/3128`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd.Run()
+		cmd.Release()
+		if err := m.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if w := warnings.String(); strings.Contains(w, "could not") {
+			t.Fatalf("run %d: %s", i, w)
+		}
+	}
+}
