@@ -234,3 +234,9 @@ func TestReleaseWhileTheProxyStarts(t *testing.T) {
 		}
 	}
 }
+
+// TestReleaseWhileTheProxyStartsAsUnprivilegedUser runs it as the test
+// user.
+func TestReleaseWhileTheProxyStartsAsUnprivilegedUser(t *testing.T) {
+	rerunAsTestUser(t, "TestReleaseWhileTheProxyStarts", "sandbox-release.test")
+}
