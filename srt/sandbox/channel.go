@@ -80,12 +80,15 @@ func (c *Cmd) Signal(sig os.Signal) error {
 	if !ok || s <= 0 || s > 255 {
 		return fmt.Errorf("sandbox: cannot forward signal %v", sig)
 	}
-	if c.channel == nil {
-		return errors.New("sandbox: command released")
+	if c.released.Load() {
+		return errReleased
 	}
 	_, err := c.channel.Write([]byte{byte(s)})
 	return err
 }
+
+// errReleased is Signal's answer after Release: the sandbox is gone.
+var errReleased = errors.New("sandbox: the command was released: there is nothing to signal")
 
 // Started reports, once Done is closed, whether the command itself started
 // inside the sandbox. When it did not, bubblewrap failed to build the
@@ -111,6 +114,7 @@ func (c *Cmd) Started() bool {
 func (c *Cmd) Release() error {
 	var err error
 	c.once.Do(func() {
+		c.released.Store(true)
 		c.endUnstarted()
 		for _, f := range c.childEnds {
 			f.Close()

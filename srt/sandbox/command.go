@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -100,7 +101,8 @@ type Cmd struct {
 	channel   *net.UnixConn // srt's end of the socket pair shared with the init stage
 	childEnds []*os.File
 	claim     *placeholders.Claim
-	once      sync.Once
+	once      sync.Once   // Release's
+	released  atomic.Bool // Release has begun: Signal refuses
 
 	done       chan struct{} // closed once the status is known, or the sandbox is gone
 	readerDone chan struct{}

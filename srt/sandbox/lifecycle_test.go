@@ -119,6 +119,11 @@ func TestSignalReachesTheCommand(t *testing.T) {
 	if !cmd.Started() {
 		t.Error("Started is false for a command that ran")
 	}
+	// Released, there is nothing to signal, and Signal says so.
+	cmd.Release()
+	if err := cmd.Signal(syscall.SIGTERM); err == nil || !strings.Contains(err.Error(), "released") {
+		t.Errorf("Signal after Release: %v", err)
+	}
 }
 
 func TestSignalledCommandReports128PlusN(t *testing.T) {
