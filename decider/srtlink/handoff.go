@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"os"
 
@@ -108,6 +109,14 @@ func Failed(c *net.UnixConn, setting string, err error) error {
 	return Send(c, Message{T: TFailed, Error: err.Error(), Setting: setting}, nil)
 }
 
+// ErrEndOfStream is Receive's error once the sender has closed its end:
+// for srt-proxy, srt is gone.
+var ErrEndOfStream = errors.New("handoff: end of stream")
+
+// maxFiles is the most descriptors one message may carry (srt sends at
+// most a handful).
+const maxFiles = 64
+
 // Receiver reads messages and the files that came with them.
 type Receiver struct {
 	c       *net.UnixConn
@@ -119,46 +128,75 @@ type Receiver struct {
 func NewReceiver(c *net.UnixConn) *Receiver { return &Receiver{c: c} }
 
 // Receive returns the next message and its files: those that arrived
-// since the previous message's line ended.
+// since the previous message's line ended. A line that does not decode,
+// and descriptors the kernel had to drop (more than maxFiles at once),
+// are errors, and the files that came with them are closed: a receiver
+// must not serve fewer sockets than it was handed without knowing it.
 func (r *Receiver) Receive() (Message, []*os.File, error) {
 	for {
 		if i := bytes.IndexByte(r.buf, '\n'); i >= 0 {
 			line := r.buf[:i]
 			r.buf = r.buf[i+1:]
-			m, err := Decode(line)
-			if err != nil {
-				return Message{}, nil, fmt.Errorf("handoff: %w", err)
-			}
 			files := r.pending
 			r.pending = nil
+			m, err := Decode(line)
+			if err != nil {
+				closeFiles(files)
+				return Message{}, nil, fmt.Errorf("handoff: %w", err)
+			}
 			return m, files, nil
 		}
 		b := make([]byte, 4096)
-		oob := make([]byte, unix.CmsgSpace(64*4))
-		n, oobn, _, _, err := r.c.ReadMsgUnix(b, oob)
+		oob := make([]byte, unix.CmsgSpace(maxFiles*4))
+		n, oobn, flags, _, err := r.c.ReadMsgUnix(b, oob)
 		r.buf = append(r.buf, b[:n]...)
-		if oobn > 0 {
-			msgs, perr := unix.ParseSocketControlMessage(oob[:oobn])
-			if perr == nil {
-				for _, cm := range msgs {
-					fds, ferr := unix.ParseUnixRights(&cm)
-					if ferr != nil {
-						continue
-					}
-					for _, fd := range fds {
-						r.pending = append(r.pending, os.NewFile(uintptr(fd), "listener"))
-					}
-				}
-			}
+		if ferr := r.takeFiles(oob[:oobn], flags); ferr != nil {
+			closeFiles(r.pending)
+			r.pending = nil
+			return Message{}, nil, ferr
 		}
 		if err != nil {
 			if n > 0 {
 				continue
 			}
+			if errors.Is(err, io.EOF) {
+				err = ErrEndOfStream
+			}
 			return Message{}, nil, err
 		}
 		if n == 0 && oobn == 0 {
-			return Message{}, nil, errors.New("handoff: end of stream")
+			return Message{}, nil, ErrEndOfStream
 		}
+	}
+}
+
+// takeFiles adds the descriptors of a read's control messages to those
+// pending. It fails when they cannot all be had: a control message that
+// does not parse, or descriptors the kernel dropped for want of room.
+func (r *Receiver) takeFiles(oob []byte, flags int) error {
+	if len(oob) > 0 {
+		msgs, err := unix.ParseSocketControlMessage(oob)
+		for _, cm := range msgs {
+			fds, ferr := unix.ParseUnixRights(&cm)
+			if ferr != nil {
+				continue // not SCM_RIGHTS
+			}
+			for _, fd := range fds {
+				r.pending = append(r.pending, os.NewFile(uintptr(fd), "listener"))
+			}
+		}
+		if err != nil {
+			return fmt.Errorf("handoff: descriptors: %w", err)
+		}
+	}
+	if flags&unix.MSG_CTRUNC != 0 {
+		return fmt.Errorf("handoff: more than %d descriptors in one message: the kernel dropped the rest", maxFiles)
+	}
+	return nil
+}
+
+func closeFiles(files []*os.File) {
+	for _, f := range files {
+		f.Close()
 	}
 }

@@ -1,7 +1,7 @@
 package srtlink_test
 
 import (
-	"net"
+	"errors"
 	"os"
 	"reflect"
 	"strings"
@@ -52,21 +52,7 @@ func TestHandoffVectors(t *testing.T) {
 // and as the vector spells it, and comes out as its message with its
 // descriptors.
 func TestHandoffVectorsOnTheWire(t *testing.T) {
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn := func(fd int) *net.UnixConn {
-		f := os.NewFile(uintptr(fd), "pair")
-		c, err := net.FileConn(f)
-		f.Close()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { c.Close() })
-		return c.(*net.UnixConn)
-	}
-	a, b := conn(fds[0]), conn(fds[1])
+	a, b := pair(t)
 	r := srtlink.NewReceiver(b)
 	pipes := func(n int) []*os.File {
 		var fs []*os.File
@@ -111,8 +97,8 @@ func TestHandoffVectorsOnTheWire(t *testing.T) {
 		}
 	}
 	a.Close()
-	if m, _, err := r.Receive(); err == nil {
-		t.Errorf("after the sender closed: %+v", m)
+	if m, _, err := r.Receive(); !errors.Is(err, srtlink.ErrEndOfStream) {
+		t.Errorf("after the sender closed: %+v, %v; want ErrEndOfStream", m, err)
 	}
 }
 

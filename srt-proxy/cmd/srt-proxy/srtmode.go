@@ -161,8 +161,11 @@ func serveHandoff(c *net.UnixConn, srv *proxy.Server, l *link.Link, relays *rela
 	bySandbox := map[string][]io.Closer{}
 	for {
 		m, files, err := r.Receive()
-		if err != nil {
+		if errors.Is(err, srtlink.ErrEndOfStream) {
 			return errors.New("srt closed the control channel")
+		}
+		if err != nil {
+			return fmt.Errorf("control: %w", err)
 		}
 		switch m.T {
 		case srtlink.TListen:
