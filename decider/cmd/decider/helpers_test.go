@@ -203,6 +203,11 @@ func startGate(t *testing.T, o gateOpts) *gate {
 	dcmd.Stdout = &dout
 	g := &gate{t: t, decider: startProc(t, dcmd)}
 	t.Cleanup(func() {
+		// Cleanups run last first: this one before startProc's, which
+		// ends the decider. dout is read only once the decider is reaped
+		// and its stdout copied.
+		g.decider.cmd.Process.Kill()
+		<-g.decider.done
 		if dout.Len() > 0 {
 			t.Errorf("the decider wrote on its stdout: %q", dout.String())
 		}
