@@ -167,6 +167,17 @@ func TestAgentHost(t *testing.T) {
 			t.Errorf("command %d's violations: %+v, want one %q", i, vs, want)
 		}
 	}
+	// Unregistered, a command's list is gone: its own host is refused
+	// (asked about, and the callback refuses) like anyone's.
+	if err := m.UnregisterCommandNetwork(ids[0]); err != nil {
+		t.Fatal(err)
+	}
+	if out, _ := run(t, m, curlCode+"http://cmd-0.test/", sandbox.WithCommandID(ids[0]), sandbox.WithDir(work)); out != "403\n" {
+		t.Errorf("after UnregisterCommandNetwork: %q", out)
+	}
+	if err := m.UnregisterCommandNetwork("never-registered-0123456789"); err != nil {
+		t.Errorf("an id with no list: %v", err)
+	}
 
 	// The ask callback: consulted for what no rule decides, never for a
 	// denied host; its reason is sanitised.
@@ -176,7 +187,9 @@ func TestAgentHost(t *testing.T) {
 	}
 	m.SyncViolations()
 	seenMu.Lock()
-	if len(seen) != m.Violations().Total() || len(seen) != n+3 || seen[len(seen)-1] != "deny network-outbound denied.test:80 (host is on the deny list)" {
+	// One refusal per command with its own list, the unregistered one's,
+	// and three here.
+	if len(seen) != m.Violations().Total() || len(seen) != n+4 || seen[len(seen)-1] != "deny network-outbound denied.test:80 (host is on the deny list)" {
 		t.Errorf("OnViolation saw %d (%q), the store counts %d", len(seen), seen, m.Violations().Total())
 	}
 	seenMu.Unlock()
