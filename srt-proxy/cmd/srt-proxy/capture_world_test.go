@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"net"
 	"os"
@@ -195,14 +194,4 @@ func (e *egress) record(hostPort string, want ...string) string {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-}
-
-// lines reads a command's output as lines.
-func lines(s string) []string {
-	var out []string
-	sc := bufio.NewScanner(strings.NewReader(s))
-	for sc.Scan() {
-		out = append(out, sc.Text())
-	}
-	return out
 }

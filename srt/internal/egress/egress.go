@@ -402,9 +402,6 @@ func (e *Egress) controlSync(timeout time.Duration, what string) error {
 	}
 }
 
-// Exited is closed once both processes have exited.
-func (e *Egress) Exited() <-chan struct{} { return e.exited }
-
 // Close stops both processes: closing the channels is their signal; they
 // are killed if they linger.
 func (e *Egress) Close() error {
