@@ -59,13 +59,30 @@ func TestNoProxyBypass(t *testing.T) {
 	}
 }
 
-func TestParentProxyFor(t *testing.T) {
-	p, err := NewParentProxy("proxy.corp:3128", "", "internal.corp")
-	if err != nil {
-		t.Fatal(err)
+// parentOf is a ParentProxy as srt-proxy's srt mode builds it from its
+// flags (--parent-http, --parent-https, --no-proxy): each URL read by
+// ParseParentURL, "" left out.
+func parentOf(t *testing.T, httpURL, httpsURL, noProxy string) *ParentProxy {
+	t.Helper()
+	p := &ParentProxy{NoProxy: ParseNoProxy(noProxy)}
+	var err error
+	if httpURL != "" {
+		if p.HTTP, err = ParseParentURL(httpURL); err != nil {
+			t.Fatal(err)
+		}
 	}
+	if httpsURL != "" {
+		if p.HTTPS, err = ParseParentURL(httpsURL); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return p
+}
+
+func TestParentProxyFor(t *testing.T) {
+	p := parentOf(t, "proxy.corp:3128", "", "internal.corp")
 	if u := p.For("example.com", true); u == nil || u.String() != "http://proxy.corp:3128" {
-		t.Errorf("tunnel parent %v: HTTPS_PROXY defaults to HTTP_PROXY", u)
+		t.Errorf("tunnel parent %v: without an https URL, tunnels use the http one", u)
 	}
 	if u := p.For("example.com", false); u == nil || u.Host != "proxy.corp:3128" {
 		t.Errorf("plain parent %v", u)
@@ -77,10 +94,7 @@ func TestParentProxyFor(t *testing.T) {
 		t.Errorf("loopback goes through %v", u)
 	}
 
-	p, err = NewParentProxy("", "https://u:p%40ss@secure.corp", "")
-	if err != nil {
-		t.Fatal(err)
-	}
+	p = parentOf(t, "", "https://u:p%40ss@secure.corp", "")
 	if p.For("example.com", false) != nil {
 		t.Error("plain HTTP must not use HTTPS_PROXY")
 	}
@@ -91,11 +105,12 @@ func TestParentProxyFor(t *testing.T) {
 		t.Errorf("ProxyAuthorization = %q, want %q (user u, password p@ss)", got, want)
 	}
 
-	if p, err := NewParentProxy("", "", "x"); p != nil || err != nil {
-		t.Errorf("no URLs: %v, %v", p, err)
+	var none *ParentProxy
+	if u := none.For("example.com", true); u != nil {
+		t.Errorf("no parent: %v", u)
 	}
 	for _, bad := range []string{"socks5://h:1080", "http://", "http://[::1"} {
-		if _, err := NewParentProxy(bad, "", ""); err == nil {
+		if _, err := ParseParentURL(bad); err == nil {
 			t.Errorf("%q accepted", bad)
 		}
 	}

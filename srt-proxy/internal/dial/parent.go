@@ -50,34 +50,6 @@ func ParseParentURL(raw string) (*url.URL, error) {
 	return u, nil
 }
 
-// NewParentProxy builds a ParentProxy from the three settings (or
-// environment variables) the reference reads: httpURL (HTTP_PROXY), httpsURL
-// (HTTPS_PROXY, defaulting to httpURL) and noProxy (NO_PROXY). It returns
-// nil when neither URL is set. A URL that does not parse is an error; the
-// caller decides whether to ignore it, as the reference does.
-func NewParentProxy(httpURL, httpsURL, noProxy string) (*ParentProxy, error) {
-	if httpsURL == "" {
-		httpsURL = httpURL
-	}
-	if httpURL == "" && httpsURL == "" {
-		return nil, nil
-	}
-	p := &ParentProxy{NoProxy: ParseNoProxy(noProxy)}
-	var errs []error
-	if httpURL != "" {
-		u, err := ParseParentURL(httpURL)
-		p.HTTP = u
-		errs = append(errs, err)
-	}
-	u, err := ParseParentURL(httpsURL)
-	p.HTTPS = u
-	errs = append(errs, err)
-	if p.HTTP == nil && p.HTTPS == nil {
-		p = nil
-	}
-	return p, errors.Join(errs...)
-}
-
 // For returns the parent proxy URL a connection to host goes through, or
 // nil when it goes direct. tunnel selects the https URL (falling back to the
 // http one); a plain-HTTP request uses only the http URL.
