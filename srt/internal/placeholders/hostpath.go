@@ -1,7 +1,6 @@
 package placeholders
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -89,7 +88,7 @@ const tmpPrefix = ".srt-placeholder-"
 // tmpName draws a temporary name for a placeholder.
 func tmpName() string {
 	var b [8]byte
-	rand.Read(b[:])
+	random(b[:])
 	return tmpPrefix + hex.EncodeToString(b[:])
 }
 

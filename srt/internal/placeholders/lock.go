@@ -1,7 +1,6 @@
 package placeholders
 
 import (
-	"crypto/rand"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -108,9 +107,7 @@ func mark(fd int, dir bool) error {
 	var err error
 	for try := 0; try < 8; try++ {
 		var b [8]byte
-		if _, err = rand.Read(b[:]); err != nil {
-			return err
-		}
+		random(b[:])
 		off := markerBase + int64(binary.LittleEndian.Uint64(b[:])%markerSpan)
 		lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: off, Len: 1}
 		if err = unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLK, &lk); err != unix.EAGAIN && err != unix.EACCES {

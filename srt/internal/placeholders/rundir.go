@@ -1,7 +1,6 @@
 package placeholders
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"fmt"
 	"os"
@@ -32,7 +31,7 @@ func MakeRunDir() (string, error) {
 	}
 	for {
 		var b [8]byte
-		rand.Read(b[:])
+		random(b[:])
 		name := fmt.Sprintf("%s%d-%d-%s", runDirPrefix, os.Getpid(), st, hex.EncodeToString(b[:]))
 		err := unix.Mkdirat(d.fd, name, 0o700)
 		if err == unix.EEXIST {
