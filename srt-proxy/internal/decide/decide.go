@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"net/netip"
 	"sort"
-	"sync"
 	"sync/atomic"
 
 	"github.com/srt-sandbox/decider/policy"
@@ -22,15 +21,7 @@ import (
 // Asker asks a decider over a link.
 type Asker struct {
 	Link *link.Link
-
-	mu   sync.Mutex
-	ids  map[*ask.Request]uint64 // recent allowed requests, for Refused
-	ring []*ask.Request          // their order, oldest first
 }
-
-// keepIDs bounds the requests remembered for Refused: the decider keeps
-// the same window of recent allows.
-const keepIDs = 4096
 
 var _ ask.Asker = (*Asker)(nil)
 
@@ -53,7 +44,9 @@ func (a *Asker) Ask(ctx context.Context, r *ask.Request) (ask.Verdict, error) {
 	}
 	switch v := v.(type) {
 	case *protocol.Allow:
-		a.remember(r, req.ID)
+		// Refused names the request by it; the decider remembers a
+		// window of recent allows, and forgets older ones.
+		r.AllowedAs = req.ID
 		return allowVerdict(v, r.Host), nil
 	case *protocol.Deny:
 		reason := ""
@@ -66,26 +59,10 @@ func (a *Asker) Ask(ctx context.Context, r *ask.Request) (ask.Verdict, error) {
 	}
 }
 
-// Refused implements ask.Asker.
+// Refused implements ask.Asker: it names the request by the id it was
+// allowed under (nothing, for a request never allowed).
 func (a *Asker) Refused(r *ask.Request, reason string) {
-	a.mu.Lock()
-	id := a.ids[r]
-	a.mu.Unlock()
-	a.Link.Refused(id, reason)
-}
-
-func (a *Asker) remember(r *ask.Request, id uint64) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	if a.ids == nil {
-		a.ids = map[*ask.Request]uint64{}
-	}
-	a.ids[r] = id
-	a.ring = append(a.ring, r)
-	if len(a.ring) > keepIDs {
-		delete(a.ids, a.ring[0])
-		a.ring = a.ring[1:]
-	}
+	a.Link.Refused(r.AllowedAs, reason)
 }
 
 // toReq is the req for r. kind and user are srt.v1's, sent only when the

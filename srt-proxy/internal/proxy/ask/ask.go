@@ -52,6 +52,10 @@ type Request struct {
 	// Body is the request's body, which the decider may ask to see
 	// (need_body); nil when the request has none to show (a tunnel).
 	Body Body
+	// AllowedAs is the Asker's name for the request once it allowed it
+	// (the decider's request id), which Refused tells the decider; 0
+	// before. The Asker sets it: it keeps nothing of the request itself.
+	AllowedAs uint64
 }
 
 // Body is a request body the decider may ask to see. The Asker reads it at
