@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"sync"
+	"time"
 
 	"github.com/rs/zerolog"
 
@@ -84,9 +85,26 @@ func (s *srtMode) run() error {
 	go func() { errs <- s.controlLoop() }()
 	go func() { errs <- s.proxyLoop(s.decide) }()
 	err = <-errs
+	if errors.Is(err, errProxyGone) {
+		// When srt exits it closes the control channel first, and
+		// srt-proxy stops at the end of its own channel: the proxy's
+		// stream may still be seen to end first here. srt gone is no
+		// failure to report.
+		select {
+		case cerr := <-errs:
+			if errors.Is(cerr, errSRTGone) {
+				err = cerr
+			}
+		case <-time.After(srtGoneWait):
+		}
+	}
 	s.cancel()
 	return err
 }
+
+// srtGoneWait is how long a decider whose proxy went away waits to see
+// whether srt went away too.
+const srtGoneWait = 500 * time.Millisecond
 
 // decide answers r here unless only srt's ask can decide, which waits: a
 // goroutine per request would cost a thread wake-up each.

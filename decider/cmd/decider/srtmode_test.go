@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"reflect"
 	"testing"
 	"time"
 
@@ -105,5 +106,42 @@ func TestSRTMode(t *testing.T) {
 	ctlConn.Close()
 	if rest := d.rest(); len(rest) != 0 || d.code != 0 {
 		t.Errorf("exit %d, stderr %q", d.code, rest)
+	}
+}
+
+// When srt exits, srt-proxy (which stops at the end of its channel from
+// srt) may be seen to go before srt's control channel ends: the decider
+// says nothing then either. Alone, the proxy's going is reported.
+func TestSRTModeProxyGoesFirst(t *testing.T) {
+	for _, srtGoes := range []bool{true, false} {
+		proxyMine, proxyTheirs := socketPair(t)
+		ctlMine, ctlTheirs := socketPair(t)
+		cmd := exec.Command(deciderBin, "--proxy-fd", "3", "--control-fd", "4")
+		cmd.ExtraFiles = []*os.File{proxyTheirs, ctlTheirs}
+		d := startProc(t, cmd)
+		proxyTheirs.Close()
+		ctlTheirs.Close()
+		ctl := control.New(ctlMine)
+		r, w := protocol.NewReader(proxyMine, protocol.Line, protocol.MaxFrame), protocol.NewWriter(proxyMine, protocol.Line)
+		ctl.Write(&control.Message{T: control.TConfig, Network: &control.Network{AllowedDomains: []string{}, DeniedDomains: []string{}}})
+		w.Write([]byte(`{"t":"hello","proto":1,"ext":["srt.v1"]}`))
+		proxyMine.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := r.Read(); err != nil {
+			t.Fatal(err)
+		}
+		proxyMine.Close()
+		if srtGoes {
+			time.Sleep(50 * time.Millisecond)
+			ctlMine.Close()
+			if rest := d.rest(); len(rest) != 0 || d.code != 0 {
+				t.Errorf("srt gone after the proxy: exit %d, stderr %q", d.code, rest)
+			}
+			continue
+		}
+		rest := d.rest()
+		ctlMine.Close()
+		if want := []string{"decider: stopped (proxy closed the stream)"}; !reflect.DeepEqual(rest, want) || d.code != 1 {
+			t.Errorf("the proxy gone alone: exit %d, stderr %q, want %q", d.code, rest, want)
+		}
 	}
 }
