@@ -23,6 +23,7 @@ package control
 import (
 	"bufio"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"sync"
@@ -106,15 +107,27 @@ func (c *Conn) Read() (*Message, error) {
 	}
 	var m Message
 	if err := json.Unmarshal(c.sc.Bytes(), &m); err != nil {
-		return nil, fmt.Errorf("control: %w", err)
+		return nil, &messageError{err}
 	}
 	switch m.T {
 	case TConfig, TRegister, TUnregister, TAnswer, TAsk, TViolation, TSync:
 	default:
-		return nil, fmt.Errorf("control: unknown message %q", m.T)
+		return nil, &messageError{fmt.Errorf("unknown message %q", m.T)}
 	}
 	return &m, nil
 }
+
+// ErrMessage is matched (errors.Is) by Read's error for one line it could
+// not read as a message: the stream goes on, and the next Read reads the
+// next line. Any other error ends the stream.
+var ErrMessage = errors.New("control: a line that is not a message")
+
+// messageError is one line Read could not take; it matches ErrMessage.
+type messageError struct{ err error }
+
+func (e *messageError) Error() string        { return "control: " + e.err.Error() }
+func (e *messageError) Unwrap() error        { return e.err }
+func (e *messageError) Is(target error) bool { return target == ErrMessage }
 
 // Write sends one message; safe for concurrent use.
 func (c *Conn) Write(m *Message) error {

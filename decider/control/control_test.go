@@ -197,6 +197,9 @@ func TestReadRejects(t *testing.T) {
 			if err.Error() != tc.want {
 				t.Errorf("Read error %q; want %q", err, tc.want)
 			}
+			if !errors.Is(err, ErrMessage) {
+				t.Errorf("Read error %q is not ErrMessage: the stream would be taken for broken", err)
+			}
 			if m, err := c.Read(); err != nil || !reflect.DeepEqual(m, &Message{T: TSync, Q: 9}) {
 				t.Errorf("next Read = %+v, %v", m, err)
 			}

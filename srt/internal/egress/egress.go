@@ -242,7 +242,19 @@ func (c *Config) ProxyFlags() srtlink.ProxyFlags {
 func (e *Egress) controlLoop() {
 	for {
 		m, err := e.ctl.Read()
+		if errors.Is(err, control.ErrMessage) {
+			// The decider is srt's own: a line it sends that srt cannot
+			// read is a bug, said, not a reason to stop hearing it.
+			fmt.Fprintf(e.cfg.Stderr, "srt: warning: the decider sent a line srt cannot read, ignored: %v\n", err)
+			continue
+		}
 		if err != nil {
+			e.mu.Lock()
+			closed := e.closed
+			e.mu.Unlock()
+			if !closed && err != io.EOF {
+				fmt.Fprintf(e.cfg.Stderr, "srt: warning: the decider's channel broke (%v): violations are no longer recorded and list updates cannot be confirmed\n", err)
+			}
 			return
 		}
 		switch m.T {
