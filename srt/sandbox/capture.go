@@ -19,7 +19,6 @@ import (
 	"github.com/srt-sandbox/srt/internal/initstage"
 	"github.com/srt-sandbox/srt/internal/netns"
 	"github.com/srt-sandbox/srt/internal/plan"
-	"github.com/srt-sandbox/srt/settings"
 )
 
 // proxyListen are the proxies' addresses inside every sandbox.
@@ -78,10 +77,10 @@ func lookSbin(name string) (string, error) {
 
 // startNetwork starts making the command's network namespace (netns):
 // the proxies' listeners, and, where the kernel can, the capture of every
-// other TCP connection and the DNS resolver. lists are the allow lists in
-// force for the command (the settings' and its own), whose loopback
-// entries lead to the host.
-func (m *Manager) startNetwork(cfg *settings.Config, lists ...[]string) (*netns.Namespace, *plan.Network, error) {
+// other TCP connection and the DNS resolver. loopback are the loopback
+// entries of the allow lists in force for the command (loopbackEntries),
+// which lead to the host.
+func (m *Manager) startNetwork(loopback []netip.AddrPort) (*netns.Namespace, *plan.Network, error) {
 	t := m.tools()
 	if t.err != nil {
 		return nil, nil, t.err
@@ -91,7 +90,7 @@ func (m *Manager) startNetwork(cfg *settings.Config, lists ...[]string) (*netns.
 	// proxy) there is nothing to decide a captured connection with.
 	if m.net.ext.ownProxy() {
 		spec.Capture = true
-		spec.Loopback, _ = loopbackEntries(lists...)
+		spec.Loopback = loopback
 	}
 	n, err := netns.Start(m.initExe, spec)
 	if err != nil {

@@ -174,12 +174,12 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	m.net.mu.Lock()
 	own := m.net.lists[o.id]
 	m.net.mu.Unlock()
-	ns, network, err := m.startNetwork(cfg, cfg.Network.AllowedDomains, own)
+	c.loopAddrs, c.loopback = loopbackEntries(cfg.Network.AllowedDomains, own)
+	ns, network, err := m.startNetwork(c.loopAddrs)
 	if err != nil {
 		return nil, err
 	}
 	c.ns, c.user = ns, srtlink.UserFor(key)
-	c.loopAddrs, c.loopback = loopbackEntries(cfg.Network.AllowedDomains, own)
 	// Runs that were killed may have left placeholders: clean them up
 	// before the plan looks at the filesystem, or it would take them for
 	// real files.
