@@ -17,6 +17,7 @@ import (
 	"github.com/srt-sandbox/decider/sanitize"
 	"github.com/srt-sandbox/decider/srtlink"
 	"github.com/srt-sandbox/srt/internal/egress"
+	"github.com/srt-sandbox/srt/internal/kernrand"
 	"github.com/srt-sandbox/srt/internal/placeholders"
 	"github.com/srt-sandbox/srt/internal/plan"
 	"github.com/srt-sandbox/srt/settings"
@@ -56,18 +57,11 @@ type network struct {
 	started atomic.Pointer[settings.Network]
 }
 
-// newToken returns 16 random bytes in hex, from the kernel's CSPRNG.
-// (getrandom directly: crypto/rand would link the FIPS module, whose
-// set-up every start of srt would pay for.)
+// newToken returns 16 random bytes in hex, from the kernel's CSPRNG
+// (kernrand: not crypto/rand, whose FIPS module every start would pay for).
 func newToken() string {
 	b := make([]byte, 16)
-	for n := 0; n < len(b); {
-		m, err := unix.Getrandom(b[n:], 0)
-		if err != nil && err != unix.EINTR {
-			panic(fmt.Sprintf("getrandom: %v", err)) // cannot fail on Linux ≥ 3.17 once seeded
-		}
-		n += max(m, 0)
-	}
+	kernrand.Fill(b)
 	return hex.EncodeToString(b)
 }
 

@@ -9,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/srt-sandbox/srt/internal/kernrand"
 )
 
 // openParent opens the directory that holds p (absolute, clean) by walking
@@ -88,7 +90,7 @@ const tmpPrefix = ".srt-placeholder-"
 // tmpName draws a temporary name for a placeholder.
 func tmpName() string {
 	var b [8]byte
-	random(b[:])
+	kernrand.Fill(b[:])
 	return tmpPrefix + hex.EncodeToString(b[:])
 }
 

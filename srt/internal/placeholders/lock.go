@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/srt-sandbox/srt/internal/kernrand"
 )
 
 // The two locks a run takes on the entry at a placeholder path, through a
@@ -107,7 +109,7 @@ func mark(fd int, dir bool) error {
 	var err error
 	for try := 0; try < 8; try++ {
 		var b [8]byte
-		random(b[:])
+		kernrand.Fill(b[:])
 		off := markerBase + int64(binary.LittleEndian.Uint64(b[:])%markerSpan)
 		lk := unix.Flock_t{Type: unix.F_WRLCK, Whence: 0, Start: off, Len: 1}
 		if err = unix.FcntlFlock(uintptr(fd), unix.F_OFD_SETLK, &lk); err != unix.EAGAIN && err != unix.EACCES {

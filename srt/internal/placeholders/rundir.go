@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/srt-sandbox/srt/internal/kernrand"
 )
 
 // runDirPrefix starts the name of a directory one srt process keeps in the
@@ -31,7 +33,7 @@ func MakeRunDir() (string, error) {
 	}
 	for {
 		var b [8]byte
-		random(b[:])
+		kernrand.Fill(b[:])
 		name := fmt.Sprintf("%s%d-%d-%s", runDirPrefix, os.Getpid(), st, hex.EncodeToString(b[:]))
 		err := unix.Mkdirat(d.fd, name, 0o700)
 		if err == unix.EEXIST {
