@@ -1,7 +1,6 @@
 package dnsserver
 
 import (
-	"errors"
 	"io"
 	"net"
 	"sync"
@@ -41,18 +40,16 @@ func orDefault(d, def time.Duration) time.Duration {
 func (a *Answerer) ServeUDP(pc *net.UDPConn) error {
 	buf := make([]byte, maxQuery)
 	oob := make([]byte, 64)
-	var backoff time.Duration
+	var p accept.Pause
 	for {
 		n, _, flags, from, err := pc.ReadMsgUDPAddrPort(buf, oob)
 		if err != nil {
-			if errors.Is(err, net.ErrClosed) {
+			if p.After(err) {
 				return nil
 			}
-			backoff = min(max(2*backoff, 5*time.Millisecond), time.Second)
-			time.Sleep(backoff)
 			continue
 		}
-		backoff = 0
+		p.Reset()
 		var reply []byte
 		switch {
 		case flags&unix.MSG_TRUNC == 0:
