@@ -56,6 +56,20 @@ type Message struct {
 	// ask, violation
 	User string `json:"user,omitempty"`
 	Line string `json:"line,omitempty"`
+	// masks (with ID, the command's key as in register)
+	Masks []Mask `json:"masks,omitempty"`
+}
+
+// Mask is one masked secret of a command (TMasks): the decider gives it to
+// the proxy (protocol.Masks) and names it in the allows of that command's
+// requests to a host InjectHosts matches.
+type Mask struct {
+	ID          string   `json:"id"`
+	Sentinel    string   `json:"sentinel"`
+	Value       string   `json:"value"`
+	InjectHosts []string `json:"injectHosts"` // domain patterns, no ports
+	AWSPair     string   `json:"awsPair,omitempty"`
+	AWSRole     string   `json:"awsRole,omitempty"` // protocol.AWSAccessKeyID …
 }
 
 // Message types.
@@ -66,6 +80,7 @@ const (
 	TAnswer     = "answer"
 	TAsk        = "ask"
 	TViolation  = "violation"
+	TMasks      = "masks"
 	// TSync asks the decider to echo Q once everything it sent before is
 	// sent: the violations of a finished command have all arrived then.
 	TSync = "sync"
@@ -110,7 +125,7 @@ func (c *Conn) Read() (*Message, error) {
 		return nil, &messageError{err}
 	}
 	switch m.T {
-	case TConfig, TRegister, TUnregister, TAnswer, TAsk, TViolation, TSync:
+	case TConfig, TRegister, TUnregister, TAnswer, TAsk, TViolation, TSync, TMasks:
 	default:
 		return nil, &messageError{fmt.Errorf("unknown message %q", m.T)}
 	}

@@ -9,6 +9,12 @@ const Proto = 1
 // extension"), offered by the proxy in line framing only.
 const ExtSRTv1 = "srt.v1"
 
+// ExtMaskV1 is credential masking (docs/decider-protocol.md, "The
+// srt.mask.v1 extension"): the decider gives the proxy masked secrets
+// (Masks) and names, in each allow, those the proxy puts back in that
+// request (Allow.Inject). Line framing only, like srt.v1.
+const ExtMaskV1 = "srt.mask.v1"
+
 // Limits of the protocol, which both ends keep.
 const (
 	MaxFrame        = 1 << 20   // a decider→proxy message, and a req
@@ -37,6 +43,7 @@ const (
 	TypeUpdate  = "update"  // srt.v1
 	TypeRefused = "refused" // srt.v1
 	TypeSync    = "sync"    // srt.v1
+	TypeMasks   = "masks"   // srt.mask.v1
 
 	ActionAllow    = "allow"
 	ActionDeny     = "deny"
@@ -161,7 +168,44 @@ type Allow struct {
 	RemoveHeaders []string
 	Cred          *string // credential class; with Credential or not at all
 	Credential    *string
+	// Inject (srt.mask.v1) names the masks (Mask.ID, each given earlier
+	// in a Masks message) the proxy puts back in this request: their
+	// sentinels become their values in its headers and body, and a
+	// request signed with a masked AWS access key id is signed again with
+	// the real key. nil when none.
+	Inject []string
 }
+
+// Masks (srt.mask.v1, decider → proxy) gives the proxy masked secrets. A
+// mask's ID is unique for the link's life; an allow names the ones that
+// apply to its request (Allow.Inject).
+type Masks struct {
+	Masks []Mask // non-empty
+}
+
+// Mask is one masked secret: the sandboxed client holds Sentinel, the
+// proxy alone holds Value.
+type Mask struct {
+	ID       string   // 1–64 bytes of [A-Za-z0-9._-]
+	Sentinel string   // what the client sends in the secret's place
+	Value    string   // the secret
+	AWS      *AWSRole // nil unless the secret is part of an AWS key pair
+}
+
+// AWSRole places a mask in an AWS credential set (credentials.awsPairs):
+// requests signed (SigV4) with a pair's masked access key id are signed
+// again with its real key, secret and session token.
+type AWSRole struct {
+	Pair string // names the pair; the masks of one pair share it
+	Role string // AWSAccessKeyID, AWSSecretAccessKey or AWSSessionToken
+}
+
+// The roles of an AWSRole.
+const (
+	AWSAccessKeyID     = "accessKeyId"
+	AWSSecretAccessKey = "secretAccessKey"
+	AWSSessionToken    = "sessionToken"
+)
 
 // Deny refuses request ID with Status (400–599).
 type Deny struct {
@@ -214,6 +258,7 @@ func (*Allow) Type() string        { return TypeVerdict }
 func (*Deny) Type() string         { return TypeVerdict }
 func (*NeedBody) Type() string     { return TypeVerdict }
 func (*Update) Type() string       { return TypeUpdate }
+func (*Masks) Type() string        { return TypeMasks }
 
 func (*ProxyHello) message()   {}
 func (*DeciderHello) message() {}
@@ -225,6 +270,7 @@ func (*Allow) message()        {}
 func (*Deny) message()         {}
 func (*NeedBody) message()     {}
 func (*Update) message()       {}
+func (*Masks) message()        {}
 
 func (a *Allow) RequestID() uint64    { return a.ID }
 func (d *Deny) RequestID() uint64     { return d.ID }

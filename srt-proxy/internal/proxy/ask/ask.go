@@ -99,6 +99,22 @@ type Verdict struct {
 	// added.
 	SetHeaders    map[string][]string
 	RemoveHeaders []string
+	// Inject are the masked secrets (srt.mask.v1) the allow names for this
+	// request: the proxy puts each one's Value back where the request
+	// carries its Sentinel, and signs an AWS request made with a masked
+	// key again with the real one. nil when none.
+	Inject []Mask
+}
+
+// Mask is a masked secret (srt.mask.v1) an allow names for its request.
+type Mask struct {
+	ID       string
+	Sentinel string // what the sandboxed client sends in the secret's place
+	Value    string // the secret; never logged
+	// AWSPair and AWSRole place the secret in an AWS key pair ("" when
+	// it is none); AWSRole is "accessKeyId", "secretAccessKey" or
+	// "sessionToken" (decider/protocol's AWS… roles).
+	AWSPair, AWSRole string
 }
 
 // Asker is the proxy's one seam to policy: the decider.
