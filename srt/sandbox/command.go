@@ -36,6 +36,48 @@ type commandOptions struct {
 	nullFD        int
 	fs            *settings.Filesystem
 	nested        *bool
+	pass          []passFile
+}
+
+// passFile is a descriptor given to the command (WithPassFile).
+type passFile struct {
+	n int
+	f *os.File
+}
+
+// The descriptors WithPassFile may give, as the reference's --pass-fd.
+const (
+	MinPassFD = 3
+	MaxPassFD = 8
+)
+
+// WithPassFile gives the command f as its descriptor n (MinPassFD to
+// MaxPassFD), as srt --pass-fd does; every other descriptor above 2 is
+// closed. The file is checked as the command's standard descriptors are
+// (ErrStdioFile; no directory, no socket that leads out): the command
+// holds it with the access it was opened with, past the filesystem rules.
+// f stays the caller's: close it after Start.
+func WithPassFile(n int, f *os.File) CommandOption {
+	return func(o *commandOptions) { o.pass = append(o.pass, passFile{n, f}) }
+}
+
+// checkPass refuses descriptors WithPassFile cannot give.
+func (o *commandOptions) checkPass() error {
+	seen := map[int]bool{}
+	for _, p := range o.pass {
+		switch {
+		case p.n < MinPassFD || p.n > MaxPassFD:
+			return fmt.Errorf("sandbox: WithPassFile: descriptor %d is out of range; a command may be given descriptors %d to %d", p.n, MinPassFD, MaxPassFD)
+		case p.f == nil:
+			return fmt.Errorf("sandbox: WithPassFile: descriptor %d has no file", p.n)
+		case seen[p.n]:
+			return fmt.Errorf("sandbox: WithPassFile: descriptor %d is given twice", p.n)
+		case p.n == o.nullFD:
+			return fmt.Errorf("sandbox: WithPassFile: descriptor %d is also the null descriptor (WithNullDescriptor, srt's --control-fd slot); give each its own number", p.n)
+		}
+		seen[p.n] = true
+	}
+	return nil
 }
 
 // WithCommandText is the text violations of this command report, and that
@@ -121,7 +163,8 @@ type Cmd struct {
 	loopAddrs []netip.AddrPort
 	loopback  map[string]string
 	m         *Manager
-	id        string // the sandbox's id for the proxy
+	pass      []passFile // WithPassFile's, checked at Start
+	id        string     // the sandbox's id for the proxy
 	life      runState
 }
 
@@ -134,6 +177,9 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	o := commandOptions{env: os.Environ()}
 	for _, f := range opts {
 		f(&o)
+	}
+	if err := o.checkPass(); err != nil {
+		return nil, err
 	}
 	if o.dir == "" {
 		if o.dir, err = os.Getwd(); err != nil {
@@ -301,6 +347,13 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 			return nil, err
 		}
 	}
+	enter, nsFiles := nsenterArgs(ns, next)
+	// The passed descriptors come last; the init stage moves each to the
+	// number the command gets it at.
+	for i, pf := range o.pass {
+		p.Init.PassFDs = append(p.Init.PassFDs, initstage.PassFD{From: next + len(nsFiles) + i, To: pf.n})
+		c.pass = append(c.pass, pf)
+	}
 	options, inside := p.BwrapArgs(initstage.ExePath, firstFD)
 	data, err := argsData(options)
 	var args *os.File
@@ -321,10 +374,12 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	if resolv != nil {
 		c.childEnds = append(c.childEnds, resolv)
 	}
-	enter, nsFiles := nsenterArgs(ns, next)
 	// srt's copies of the namespaces stay with ns: not childEnds, which
 	// Attach closes.
 	extra := append(append([]*os.File(nil), c.childEnds...), nsFiles...)
+	for _, pf := range o.pass {
+		extra = append(extra, pf.f)
+	}
 
 	cmd := exec.CommandContext(ctx, run.nsenter, append(enter, append([]string{run.bwrap, "--args", fmt.Sprint(argsFD), "--"}, inside...)...)...)
 	cmd.Dir = o.dir

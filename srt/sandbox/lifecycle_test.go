@@ -245,3 +245,33 @@ func TestReleaseWhileTheProxyStarts(t *testing.T) {
 func TestReleaseWhileTheProxyStartsAsUnprivilegedUser(t *testing.T) {
 	rerunAsTestUser(t, "TestReleaseWhileTheProxyStarts", "sandbox-release.test")
 }
+
+// WithPassFile gives the command a descriptor at the number named, and
+// refuses the numbers and files it cannot give before anything starts.
+func TestWithPassFile(t *testing.T) {
+	m := newManager(t, parse(t, plain), sandbox.Options{})
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	w.WriteString("passed\n")
+	w.Close()
+	if out, _ := run(t, m, `cat <&7`, sandbox.WithPassFile(7, r)); out != "passed\n" {
+		t.Fatalf("descriptor 7: %q", out)
+	}
+	for _, c := range []struct {
+		opts []sandbox.CommandOption
+		want string
+	}{
+		{[]sandbox.CommandOption{sandbox.WithPassFile(2, r)}, "sandbox: WithPassFile: descriptor 2 is out of range; a command may be given descriptors 3 to 8"},
+		{[]sandbox.CommandOption{sandbox.WithPassFile(9, r)}, "sandbox: WithPassFile: descriptor 9 is out of range; a command may be given descriptors 3 to 8"},
+		{[]sandbox.CommandOption{sandbox.WithPassFile(3, nil)}, "sandbox: WithPassFile: descriptor 3 has no file"},
+		{[]sandbox.CommandOption{sandbox.WithPassFile(3, r), sandbox.WithPassFile(3, r)}, "sandbox: WithPassFile: descriptor 3 is given twice"},
+		{[]sandbox.CommandOption{sandbox.WithNullDescriptor(4), sandbox.WithPassFile(4, r)}, "sandbox: WithPassFile: descriptor 4 is also the null descriptor"},
+	} {
+		if _, err := m.Command(context.Background(), "true", c.opts...); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Fatalf("want %q, got %v", c.want, err)
+		}
+	}
+}

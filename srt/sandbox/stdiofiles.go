@@ -42,14 +42,20 @@ func (c *Cmd) checkStdioFiles() error {
 		if !ok || file == nil {
 			continue
 		}
-		if err := c.checkStdioFile(i, file); err != nil {
+		if err := c.checkStdioFile(i, initstage.StdioNames[i], file); err != nil {
+			return err
+		}
+	}
+	for _, p := range c.pass {
+		if err := c.checkStdioFile(p.n, initstage.PassName(p.n), p.f); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func (c *Cmd) checkStdioFile(n int, f *os.File) error {
+// checkStdioFile checks f, the command's descriptor n, called name.
+func (c *Cmd) checkStdioFile(n int, name string, f *os.File) error {
 	fd := int(f.Fd())
 	var st unix.Stat_t
 	if err := unix.Fstat(fd, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFREG {
@@ -70,9 +76,14 @@ func (c *Cmd) checkStdioFile(n int, f *os.File) error {
 		}
 	}
 	p := c.plan
-	what := initstage.StdioNames[n] + " is the file " + path
+	what := name + " is the file " + path
 	if !known {
-		what = initstage.StdioNames[n] + " is a file with no name srt can check"
+		what = name + " is a file with no name srt can check"
+	}
+	pipeIn, pipeOut := "(cat FILE | srt …)", "(srt … | tee -a FILE)"
+	if n > 2 {
+		pipeIn = fmt.Sprintf("(srt --pass-fd %d … %d< <(cat FILE))", n, n)
+		pipeOut = fmt.Sprintf("(srt --pass-fd %d … %d> >(tee -a FILE))", n, n)
 	}
 	switch flags & unix.O_ACCMODE {
 	case unix.O_RDONLY:
@@ -87,7 +98,7 @@ func (c *Cmd) checkStdioFile(n int, f *os.File) error {
 				return nil // Landlock refuses the reopen (EACCES)
 			}
 		}
-		return fmt.Errorf("%s, opened read-only, which the sandbox may not write; the command could open it again for writing through /proc/self/fd/%d, past the rules; give it through a pipe instead (cat FILE | srt …): %w", what, n, ErrStdioFile)
+		return fmt.Errorf("%s, opened read-only, which the sandbox may not write; the command could open it again for writing through /proc/self/fd/%d, past the rules; give it through a pipe instead %s: %w", what, n, pipeIn, ErrStdioFile)
 	case unix.O_WRONLY:
 		if unix.Access(link, unix.R_OK) != nil {
 			return nil
@@ -95,7 +106,7 @@ func (c *Cmd) checkStdioFile(n int, f *os.File) error {
 		if known && p.Readable(path) {
 			return nil
 		}
-		return fmt.Errorf("%s, opened for writing only, which the sandbox may not read; the command could open it again for reading through /proc/self/fd/%d, past the rules; let it write to a pipe instead (srt … | tee -a FILE): %w", what, n, ErrStdioFile)
+		return fmt.Errorf("%s, opened for writing only, which the sandbox may not read; the command could open it again for reading through /proc/self/fd/%d, past the rules; let it write to a pipe instead %s: %w", what, n, pipeOut, ErrStdioFile)
 	}
 	return nil // read-write: the caller gave both
 }

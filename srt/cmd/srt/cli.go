@@ -58,6 +58,7 @@ func newApp(stdout, stderr io.Writer, status *int, sigs *signals) *cli.App {
 			&cli.StringFlag{Name: "c", Usage: "run `COMMAND` with the sandbox's shell (bash -c); command arguments are then ignored"},
 			&cli.BoolFlag{Name: "debug", Aliases: []string{"d"}, Usage: "print debug lines on stderr (same as SRT_DEBUG=1)"},
 			&cli.StringFlag{Name: "control-fd", Usage: "read live config updates, one complete settings object per line, from descriptor `FD` (>= 3)"},
+			&cli.StringSliceFlag{Name: "pass-fd", Usage: "give the command descriptor `FD` (3 to 8) at the same number; repeatable"},
 			&cli.StringFlag{Name: "violations-fd", Usage: "write every violation as a JSON line to descriptor `FD` (>= 3)"},
 			&cli.BoolFlag{Name: "show-violations", Usage: "append the command's <sandbox_violations> block to stderr when it exits"},
 		},
@@ -180,6 +181,17 @@ func runCommand(ctx *cli.Context, stderr io.Writer, signals *signals) (int, erro
 			return exitFailure, err
 		}
 	}
+	taken := map[int]string{}
+	if ctlFile != nil {
+		taken[ctlFD] = "--control-fd"
+	}
+	if vout != nil {
+		taken[vout.fd] = "--violations-fd"
+	}
+	passOpts, err := passFDs(ctx.StringSlice("pass-fd"), taken)
+	if err != nil {
+		return exitFailure, err
+	}
 	opts := sandbox.Options{Logger: log, Warnings: stderr, Debug: os.Getenv("SRT_DEBUG") != "", SettingsFiles: []string{path}}
 	if vout != nil {
 		opts.OnViolation = vout.write
@@ -195,6 +207,7 @@ func runCommand(ctx *cli.Context, stderr io.Writer, signals *signals) (int, erro
 	if ctlFile != nil {
 		copts = append(copts, sandbox.WithNullDescriptor(ctlFD))
 	}
+	copts = append(copts, passOpts...)
 	cmd, err := m.Command(context.Background(), command, copts...)
 	if err != nil {
 		// A setting that failed once put to use (a tlsTerminate CA that

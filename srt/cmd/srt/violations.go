@@ -16,6 +16,7 @@ import (
 type violationsOut struct {
 	mu sync.Mutex
 	w  io.Writer
+	fd int
 }
 
 func openViolationsFD(v string) (*violationsOut, error) {
@@ -26,7 +27,7 @@ func openViolationsFD(v string) (*violationsOut, error) {
 	if err := srtlink.Inherited(n); err != nil {
 		return nil, fmt.Errorf("--violations-fd %d is not usable: %v", n, err)
 	}
-	return &violationsOut{w: os.NewFile(uintptr(n), "violations")}, nil
+	return &violationsOut{w: os.NewFile(uintptr(n), "violations"), fd: n}, nil
 }
 
 func (o *violationsOut) write(v sandbox.Violation) {

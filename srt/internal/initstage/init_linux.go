@@ -56,7 +56,7 @@ func run(args []string) int {
 		fmt.Fprintf(os.Stderr, "srt: init stage: %v\n", err)
 		return 125
 	}
-	if err := checkStdio(!spec.BlockUnixSockets); err != nil {
+	if err := checkStdio(!spec.BlockUnixSockets, spec.PassFDs); err != nil {
 		fmt.Fprintf(os.Stderr, "srt: %v\n", err)
 		return 125
 	}
@@ -105,7 +105,7 @@ func run(args []string) int {
 			return 128 + int(unix.SIGKILL)
 		}
 	}
-	pid, err := start(command)
+	pid, err := start(command, spec.PassFDs)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "srt: cannot run %s: %v\n", command[0], err)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -143,13 +143,19 @@ func run(args []string) int {
 // signal reaches the whole job, as a terminal's would. (syscall.ForkExec,
 // not os.StartProcess: the latter probes for pidfd support with an extra
 // fork on first use, which every sandbox start would pay for.)
-func start(command []string) (int, error) {
+func start(command []string, passed []PassFD) (int, error) {
 	files := []uintptr{0, 1, 2}
-	if nullSlot > 0 {
-		for len(files) < nullSlot {
+	put := func(slot int, fd uintptr) {
+		for len(files) <= slot {
 			files = append(files, ^uintptr(0)) // closed in the child
 		}
-		files = append(files, uintptr(nullFD))
+		files[slot] = fd
+	}
+	if nullSlot > 0 {
+		put(nullSlot, uintptr(nullFD))
+	}
+	for _, p := range passed {
+		put(p.To, uintptr(p.From))
 	}
 	return syscall.ForkExec(command[0], command, &syscall.ProcAttr{
 		Env:   os.Environ(),

@@ -71,6 +71,10 @@ type Spec struct {
 	// DevNullFD, when positive, is a descriptor number the command gets
 	// /dev/null on, read-only (the slot of srt's --control-fd).
 	DevNullFD int
+	// PassFDs are descriptors the command gets at a number of its choice
+	// (srt --pass-fd): From is the number the init stage inherits it at,
+	// To the command's (3–8).
+	PassFDs []PassFD
 	// CheckMounts makes the init stage refuse to start the command when a
 	// writable mount of one of the host's filesystems (HostDevs, as
 	// unix.Mkdev makes them) has a root that is not one of Writable, the
@@ -78,6 +82,15 @@ type Spec struct {
 	CheckMounts bool
 	HostDevs    []uint64
 	Writable    []FileID
+}
+
+// PassFD moves the inherited descriptor From to To in the command.
+type PassFD struct{ From, To int }
+
+// PassName names descriptor n of the command, given with --pass-fd, in
+// messages.
+func PassName(n int) string {
+	return "descriptor " + strconv.Itoa(n) + " (--pass-fd " + strconv.Itoa(n) + ")"
 }
 
 // FileID identifies a file: its device (as unix.Mkdev makes it, and as
@@ -112,6 +125,9 @@ func Args(s Spec, command []string) []string {
 	}
 	if s.DevNullFD > 0 {
 		a = append(a, "-devnull-fd", strconv.Itoa(s.DevNullFD))
+	}
+	for _, p := range s.PassFDs {
+		a = append(a, "-pass-fd", strconv.Itoa(p.From)+":"+strconv.Itoa(p.To))
 	}
 	if s.CheckMounts {
 		a = append(a, "-check-mounts")
@@ -154,6 +170,18 @@ func parseArgs(args []string) (Spec, []string, error) {
 			if err := s.parseID(args[i], args[i+1]); err != nil {
 				return s, nil, err
 			}
+			i++
+		case "-pass-fd":
+			if i+1 == len(args) {
+				return s, nil, errors.New(args[i] + " needs a value")
+			}
+			from, to, ok := strings.Cut(args[i+1], ":")
+			f, err1 := strconv.Atoi(from)
+			t, err2 := strconv.Atoi(to)
+			if !ok || err1 != nil || err2 != nil || f < 3 || t < 3 {
+				return s, nil, errors.New("bad -pass-fd " + strconv.Quote(args[i+1]))
+			}
+			s.PassFDs = append(s.PassFDs, PassFD{From: f, To: t})
 			i++
 		case "-write", "-devnull-fd":
 			if i+1 == len(args) {

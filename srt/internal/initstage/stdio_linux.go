@@ -26,8 +26,20 @@ import (
 //
 // allUnix (network.allowAllUnixSockets) lets every Unix socket through, as
 // the command could make its own then.
-func checkStdio(allUnix bool) error {
+func checkStdio(allUnix bool, passed []PassFD) error {
+	type named struct {
+		fd   int
+		name string
+	}
+	var fds []named
 	for fd, name := range StdioNames {
+		fds = append(fds, named{fd, name})
+	}
+	for _, p := range passed {
+		fds = append(fds, named{p.From, PassName(p.To)})
+	}
+	for _, d := range fds {
+		fd, name := d.fd, d.name
 		var st unix.Stat_t
 		if err := unix.Fstat(fd, &st); err != nil {
 			continue // closed
