@@ -22,6 +22,12 @@ type Config struct {
 	BwrapPath                 string
 	GitSafeDirectories        []string
 
+	// EnvAllow, when not nil (the environment block's allow, an
+	// extension), are the only variables of the caller's environment the
+	// command gets: exact names, and prefixes written "PREFIX*". srt's own
+	// variables are set on top. nil passes the environment through.
+	EnvAllow []string
+
 	// RequireLandlock refuses to run a command without Landlock's write
 	// limit (on a kernel without Landlock) instead of warning.
 	RequireLandlock bool

@@ -77,6 +77,7 @@ var Keys = []Key{
 	{Path: "javaAgentJarPath", Ignored: "srt does not ship the Java proxy agent", Example: `"/opt/agent.jar"`},
 	{Path: "git", Example: `{"safeDirectories":["/src"]}`},
 	{Path: "windows", Ignored: "Windows only", Example: `{"backend":"mxc"}`},
+	{Path: "environment", Example: `{"allow":["PATH","HOME","CI_*"]}`},
 
 	// The decider's keys (decider/settingsfile), live.
 	{Path: "network.allowedDomains", Example: `["a.example"]`},

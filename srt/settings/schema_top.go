@@ -3,6 +3,7 @@ package settings
 import (
 	"math"
 	"path/filepath"
+	"strings"
 )
 
 // topFields is the schema of the file's top level.
@@ -42,7 +43,40 @@ func (c *checker) topFields(cfg *Config, root *value) []field {
 			}}})
 		}},
 		{Name: "windows", Check: c.windows},
+		{Name: "environment", Check: func(p path, v *value) { c.environment(p, v, cfg) }},
 	})
+}
+
+// environment checks the environment block (srt's extension): allow is a
+// list of variable names, each exact or a prefix ending in "*".
+func (c *checker) environment(p path, v *value, cfg *Config) {
+	c.Object(p, v, []field{{Name: "allow", Required: true, Check: func(p path, v *value) {
+		arr, ok := c.Array(p, v)
+		if !ok {
+			return
+		}
+		allow := []string{}
+		seen := map[string]bool{}
+		for i, e := range arr {
+			s, ok := c.Str(p.Idx(i), e)
+			if !ok {
+				continue
+			}
+			name := strings.TrimSuffix(s, "*")
+			switch {
+			case s == "*":
+				c.Add(p.Idx(i), "%s", `"*" would allow every variable; remove the environment block to pass the whole environment through`)
+			case !isEnvName(name) || strings.Contains(name, "*"):
+				c.Add(p.Idx(i), "%q is not a variable name or a prefix: use letters, digits and underscores, not starting with a digit, with an optional trailing * (\"CI_*\")", s)
+			case seen[s]:
+				c.Add(p.Idx(i), "%q is listed twice", s)
+			default:
+				seen[s] = true
+				allow = append(allow, s)
+			}
+		}
+		cfg.EnvAllow = allow
+	}}})
 }
 
 // absPath checks a helper binary path.

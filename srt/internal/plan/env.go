@@ -11,12 +11,13 @@ import (
 // else in the caller's environment is inherited.
 func (b *builder) env() {
 	set := func(k, v string) { b.p.Env = append(b.p.Env, EnvOp{Name: k, Value: v}) }
+	b.envAllow()
 	set("SANDBOX_RUNTIME", "1")
 	if b.in.TmpDir != "" && !b.in.Config.Filesystem.Disabled {
 		set("TMPDIR", b.in.TmpDir)
 	}
 	for _, e := range b.in.Config.Credentials.EnvVars {
-		if e.Mode == "deny" {
+		if e.Mode == "deny" && (b.in.Config.EnvAllow == nil || EnvAllowed(e.Name, b.in.Config.EnvAllow)) {
 			b.p.Env = append(b.p.Env, EnvOp{Name: e.Name, Unset: true})
 		}
 	}
@@ -27,6 +28,50 @@ func (b *builder) env() {
 			set(k, TrustBundlePath)
 		}
 	}
+}
+
+// envAllow removes, under the environment block, every variable of the
+// caller's environment that its allow list does not name, and leaves the
+// rest in b.in.Env for what follows (git's count, credential masks).
+func (b *builder) envAllow() {
+	allow := b.in.Config.EnvAllow
+	if allow == nil {
+		return
+	}
+	var kept []string
+	gone := map[string]bool{}
+	for _, kv := range b.in.Env {
+		name, _, ok := strings.Cut(kv, "=")
+		if !ok || name == "" {
+			continue
+		}
+		// SRT_DEBUG is srt's own: the init stage reads it for its debug
+		// lines.
+		if name == "SRT_DEBUG" || EnvAllowed(name, allow) {
+			kept = append(kept, kv)
+			continue
+		}
+		if !gone[name] {
+			gone[name] = true
+			b.p.Env = append(b.p.Env, EnvOp{Name: name, Unset: true})
+		}
+	}
+	b.in.Env = kept
+}
+
+// EnvAllowed says whether the environment block's allow list names the
+// variable: an entry equal to it, or an entry "PREFIX*" it starts with.
+func EnvAllowed(name string, allow []string) bool {
+	for _, a := range allow {
+		if prefix, ok := strings.CutSuffix(a, "*"); ok {
+			if strings.HasPrefix(name, prefix) {
+				return true
+			}
+		} else if a == name {
+			return true
+		}
+	}
+	return false
 }
 
 // maxSafeDirectories: past this many, one safe.directory=* is set instead

@@ -145,6 +145,15 @@ func TestGolden(t *testing.T) {
 		{"paths-deny-follows-symlinks", fsSettings(`{"denyRead":["**/.env","~/outside"],"allowRead":["~/outside/deep","**/readme"],"allowWrite":[],"denyWrite":[]}`), paths},
 		{"paths-dotdot-after-wildcard", fsSettings(`{"denyRead":["keys/../config/secrets.env"],"allowRead":["k*/../x"],"allowWrite":["*/../keep","[ab]/..","config/../keys"],"denyWrite":[]}`), paths},
 		{"paths-deny-crossing", withCredentials(fsSettings(`{"denyRead":["rootlink","up","rootlink/usr","up/*"],"allowWrite":["."],"denyWrite":["rootlink","up/new"]}`), `{"files":[{"path":"up","mode":"deny"}]}`), paths},
+		// The environment block: only the allowed names and prefixes of
+		// the caller's environment stay (SRT_DEBUG is srt's own), each
+		// other variable is unset once; git's count starts from 0, as the
+		// inherited one is dropped; a denied variable the list dropped
+		// is unset once.
+		{"environment-allow", `{"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[]},"environment":{"allow":["PATH","CI_*","TOKEN"]},"git":{"safeDirectories":["~/proj"]},"credentials":{"envVars":[{"name":"SECRET","mode":"deny"}]}}`,
+			func(in *Input) {
+				in.Env = append(in.Env, "PATH=/usr/bin", "CI_JOB=7", "CI=true", "CIX=1", "TOKEN=t", "TOKENS=u", "SECRET=s", "HOME=/home/u", "HOME=/home/u", "SRT_DEBUG=1")
+			}},
 		{"tls-terminate-ephemeral", `{"filesystem":{"denyRead":["/tmp"],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[],"tlsTerminate":{}}}`,
 			func(in *Input) { in.TrustBundle = "/tmp/srt-1000/srt-ca-7-8-x/trust-bundle.crt" }},
 	}
