@@ -3,6 +3,7 @@ module github.com/srt-sandbox/srt-proxy
 go 1.26.8
 
 require (
+	github.com/aws/aws-sdk-go-v2 v1.48.0
 	github.com/google/gopacket v1.1.19
 	github.com/prometheus/client_golang v1.23.2
 	github.com/rs/zerolog v1.35.1
@@ -12,6 +13,7 @@ require (
 )
 
 require (
+	github.com/aws/smithy-go v1.28.9 // indirect
 	github.com/beorn7/perks v1.0.1 // indirect
 	github.com/cespare/xxhash/v2 v2.3.0 // indirect
 	github.com/cpuguy83/go-md2man/v2 v2.0.7 // indirect

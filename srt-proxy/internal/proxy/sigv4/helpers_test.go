@@ -61,3 +61,7 @@ func field(t *testing.T, h Head, lower string) string {
 	t.Fatalf("%d %s fields", len(v), lower)
 	return ""
 }
+
+func fieldOf(name, value string) http1.Field {
+	return http1.Field{Name: name, Value: value, Lower: hostname.LowerASCII(name)}
+}
