@@ -58,7 +58,19 @@ func runWith(args []string, stdout, stderr io.Writer) int {
 		}
 		return usage(usagePrefix + err.Error())
 	}
-	if hasArg(norm, "--srt-mode") {
+	srtMode := hasArg(norm, "--srt-mode")
+	every, err := rssEvery()
+	if err != nil {
+		if srtMode {
+			fmt.Fprintln(stderr, srtModeTitle+err.Error())
+			return exitUsage
+		}
+		return usage(usagePrefix + err.Error())
+	}
+	if every > 0 {
+		defer reportRSS(stderr, every)()
+	}
+	if srtMode {
 		return runSRTMode(norm, stderr)
 	}
 	code := exitOK
