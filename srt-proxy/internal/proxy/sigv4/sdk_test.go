@@ -1,22 +1,19 @@
 package sigv4
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"io"
 	"net/http"
-	"slices"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
-
-	"github.com/srt-sandbox/decider/hostname"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/http1"
 )
@@ -128,30 +125,33 @@ func (c sdkCase) sign(t *testing.T, r *http.Request, key, secret, token string) 
 	}
 }
 
-// headOf is the head net/http writes for r.
-func headOf(r *http.Request) Head {
-	h := Head{Method: r.Method, Target: r.URL.RequestURI(), Host: r.Host}
-	if h.Host == "" {
-		h.Host = r.URL.Host
+// wire is r as net/http writes it, read back as srt-proxy reads a request:
+// its head (http1.ReadHead) and its body (http1.RequestBody, chunks
+// decoded).
+func wire(t *testing.T, r *http.Request) (Head, io.Reader) {
+	t.Helper()
+	var b bytes.Buffer
+	if err := r.Write(&b); err != nil {
+		t.Fatal(err)
 	}
-	names := make([]string, 0, len(r.Header))
-	for n := range r.Header {
-		names = append(names, n)
+	br := bufio.NewReader(&b)
+	rh, err := http1.ReadHead(br, 1<<20)
+	if err != nil {
+		t.Fatal(err)
 	}
-	slices.Sort(names)
-	add := func(name, value string) {
-		h.Fields = append(h.Fields, http1.Field{Name: name, Value: value, Lower: hostname.LowerASCII(name)})
+	kind, n, err := http1.Framing(rh)
+	if err != nil {
+		t.Fatal(err)
 	}
-	add("Host", h.Host)
-	for _, n := range names {
-		for _, v := range r.Header[n] {
-			add(n, v)
-		}
+	hosts := rh.Values("host")
+	if len(hosts) != 1 {
+		t.Fatalf("Host %v", hosts)
 	}
-	if r.ContentLength > 0 {
-		add("Content-Length", strconv.FormatInt(r.ContentLength, 10))
+	h := Head{Method: rh.Method, Target: rh.Target, Host: hosts[0], Fields: rh.Fields}
+	if kind == http1.BodyNone {
+		return h, nil
 	}
-	return h
+	return h, http1.NewRequestBody(kind, n, br, nil)
 }
 
 func (c sdkCase) check(t *testing.T) {
@@ -161,16 +161,22 @@ func (c sdkCase) check(t *testing.T) {
 	}
 	client := c.request(t)
 	c.sign(t, client, fakeKeyID, fakeSecret, fakeTok)
-	h := headOf(client)
+	h, received := wire(t, client)
+	if c.chunked != (field(t, h, "transfer-encoding") == "chunked") {
+		t.Fatalf("Transfer-Encoding %q", field(t, h, "transfer-encoding"))
+	}
 	before := field(t, h, "authorization")
 	if !strings.Contains(before, "Credential="+fakeKeyID+"/") {
 		t.Fatalf("the client did not sign with the sentinel: %s", before)
 	}
-	sent, err := Resign(h, strings.NewReader(c.body), pair(realKeyID, realSecret, realTok), Options{})
+	sent, err := Resign(h, received, pair(realKeyID, realSecret, realTok), Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	body, _ := io.ReadAll(sent)
+	var body []byte
+	if sent != nil {
+		body, _ = io.ReadAll(sent)
+	}
 	if string(body) != c.body {
 		t.Fatalf("body changed: %q", body)
 	}
@@ -202,7 +208,7 @@ func (c sdkCase) upstream(t *testing.T, h Head, body []byte) *http.Request {
 	}
 	for _, f := range h.Fields {
 		switch f.Lower {
-		case "host", "content-length", "authorization", "x-amz-date", "x-amz-security-token":
+		case "host", "content-length", "transfer-encoding", "authorization", "x-amz-date", "x-amz-security-token":
 			continue
 		}
 		r.Header.Add(f.Name, f.Value)
