@@ -31,6 +31,7 @@ var NotTheDeciders = map[string]string{
 	"requireHostMatch":        "srt-proxy run alone always requires the Host header and the TLS server name to name the destination",
 	"ambiguousRequestTarget":  "srt-proxy run alone always sends a request-target as it is spelled",
 	"tlsTerminate":            "srt-proxy run alone terminates TLS with the CA it reads from its option --ca-fd",
+	"exposeLoopbackPorts":     "it is for srt's sandbox, which the decider has none of",
 }
 
 // onlyNetwork is the refusal of a top-level key other than "network".

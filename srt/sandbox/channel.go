@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -38,32 +39,103 @@ func (c *Cmd) openChannel(initExe string) error {
 	return nil
 }
 
-// readChannel follows what the init stage reports: "started", and
-// "exited" with the status.
+// readChannel follows what the init stage reports: "started", violations,
+// answers to connection requests (with their sockets), and "exited" with
+// the status.
 func (c *Cmd) readChannel() {
 	defer close(c.readerDone)
 	defer c.closeDone()
+	defer c.failConnects()
 	var buf []byte
-	b := make([]byte, 64)
+	var fds []*os.File // received descriptors, in order, not yet claimed
+	defer func() {
+		for _, f := range fds {
+			f.Close()
+		}
+	}()
+	b := make([]byte, 4096)
+	oob := make([]byte, unix.CmsgSpace(4*16))
 	for {
-		n, err := c.channel.Read(b)
+		n, oobn, _, _, err := c.channel.ReadMsgUnix(b, oob)
+		fds = append(fds, receivedFiles(oob[:oobn])...)
 		buf = append(buf, b[:n]...)
 		for len(buf) > 0 {
-			switch {
-			case buf[0] == initstage.MsgStarted:
-				c.started = true
-				buf = buf[1:]
-				continue
-			case buf[0] == initstage.MsgExited && len(buf) >= 2:
-				c.exitCode, c.exited = int(buf[1]), true
+			size, done := c.channelMessage(buf, &fds)
+			if done {
 				return // the last report: stop reading, so Release need not wait for us
 			}
-			break
+			if size == 0 {
+				break // incomplete
+			}
+			buf = buf[size:]
 		}
-		if err != nil {
+		if err != nil || n == 0 {
 			return
 		}
 	}
+}
+
+// channelMessage handles the message at the start of buf: its size (0
+// when it has not all arrived), and whether it was the last ("exited").
+// An unknown byte is skipped.
+func (c *Cmd) channelMessage(buf []byte, fds *[]*os.File) (size int, last bool) {
+	switch buf[0] {
+	case initstage.MsgStarted:
+		c.started = true
+		return 1, false
+	case initstage.MsgExited:
+		if len(buf) < 2 {
+			return 0, false
+		}
+		c.exitCode, c.exited = int(buf[1]), true
+		return 2, true
+	case initstage.MsgViolation:
+		if len(buf) < 3 {
+			return 0, false
+		}
+		n := int(binary.BigEndian.Uint16(buf[1:]))
+		if len(buf) < 3+n {
+			return 0, false
+		}
+		c.m.violation(string(buf[3:3+n]), c.user)
+		return 3 + n, false
+	case initstage.MsgConnected:
+		if len(buf) < 5 {
+			return 0, false
+		}
+		port, errno := binary.BigEndian.Uint16(buf[1:]), unix.Errno(binary.BigEndian.Uint16(buf[3:]))
+		var f *os.File
+		if errno == 0 {
+			if len(*fds) == 0 {
+				errno = unix.EIO // a socket announced and not sent: never expected
+			} else {
+				f, *fds = (*fds)[0], (*fds)[1:]
+			}
+		}
+		c.connected(port, f, errno)
+		return 5, false
+	}
+	return 1, false
+}
+
+// receivedFiles are the descriptors of SCM_RIGHTS messages in oob.
+func receivedFiles(oob []byte) []*os.File {
+	msgs, err := unix.ParseSocketControlMessage(oob)
+	if err != nil {
+		return nil
+	}
+	var files []*os.File
+	for _, m := range msgs {
+		fds, err := unix.ParseUnixRights(&m)
+		if err != nil {
+			continue
+		}
+		for _, fd := range fds {
+			unix.CloseOnExec(fd)
+			files = append(files, os.NewFile(uintptr(fd), "sandbox socket"))
+		}
+	}
+	return files
 }
 
 func (c *Cmd) closeDone() {
@@ -116,6 +188,7 @@ func (c *Cmd) Release() error {
 	c.once.Do(func() {
 		c.released.Store(true)
 		c.endUnstarted()
+		c.closeExposed()
 		for _, f := range c.childEnds {
 			f.Close()
 		}

@@ -163,6 +163,7 @@ type Cmd struct {
 	loopAddrs []netip.AddrPort
 	loopback  map[string]string
 	m         *Manager
+	expose    exposure   // network.exposeLoopbackPorts
 	pass      []passFile // WithPassFile's, checked at Start
 	id        string     // the sandbox's id for the proxy
 	life      runState
@@ -221,6 +222,9 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	own := m.net.lists[o.id]
 	m.net.mu.Unlock()
 	c.loopAddrs, c.loopback = loopbackEntries(cfg.Network.AllowedDomains, own)
+	if err := exposeConflicts(cfg.Network.ExposeLoopbackPorts, c.loopAddrs); err != nil {
+		return nil, err
+	}
 	ns, network, err := m.startNetwork(c.loopAddrs)
 	if err != nil {
 		return nil, err
@@ -271,6 +275,11 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		return nil, err
 	}
 	c.plan = p
+	// The exposed ports are the host's from now on: one in use stops the
+	// command before anything runs.
+	if err := c.listenExposed(cfg.Network.ExposeLoopbackPorts); err != nil {
+		return nil, err
+	}
 	m.debugf("plan:\n%s", p)
 	for _, w := range p.Warnings {
 		m.warnOnce(w)
@@ -467,6 +476,7 @@ func (c *Cmd) Attach() {
 	}
 	c.childEnds = nil
 	go c.readChannel()
+	c.serveExposed()
 	go func() {
 		defer close(c.servedDone)
 		c.m.serveListeners(c, c.id)

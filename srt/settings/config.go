@@ -44,6 +44,10 @@ type Config struct {
 type Network struct {
 	settingsfile.Network
 	AllowAllUnixSockets bool
+	// ExposeLoopbackPorts are ports a server inside the sandbox listens
+	// on (its loopback) that srt makes reachable at the same port on the
+	// host's loopback.
+	ExposeLoopbackPorts []int
 	// HTTPProxyPort and SOCKSProxyPort, when not 0, are the ports of
 	// external proxies on this host's localhost that the sandbox's HTTP
 	// (3128) and SOCKS (1080) proxy ports are relayed to, byte for byte,

@@ -64,8 +64,38 @@ func (c *checker) network(p path, v *value, cfg *Config, root *value) {
 			}
 		}},
 		{Name: "tlsTerminate", Check: func(p path, v *value) { n.TLSTerminate = c.tlsTerminate(p, v) }},
+		{Name: "exposeLoopbackPorts", Check: func(p path, v *value) { n.ExposeLoopbackPorts = c.exposePorts(p, v) }},
 	}))
 	c.externalProxy(p, v, n)
+}
+
+// reservedPorts are srt's own listeners on the sandbox's loopback, which
+// no server inside can have.
+var reservedPorts = map[int]string{3128: "srt's HTTP proxy port", 1080: "srt's SOCKS proxy port", 3129: "srt's capture port", 53: "the sandbox's name server's port"}
+
+// exposePorts checks network.exposeLoopbackPorts: ports 1–65535, each
+// once, none of srt's own.
+func (c *checker) exposePorts(p path, v *value) []int {
+	arr, ok := c.Array(p, v)
+	if !ok {
+		return nil
+	}
+	ports := []int{}
+	seen := map[int]bool{}
+	for i, e := range arr {
+		n, ok := c.Integer(p.Idx(i), e, 1, 65535)
+		switch {
+		case !ok:
+		case reservedPorts[n] != "":
+			c.Add(p.Idx(i), "port %d is %s inside the sandbox, which no server there can listen on; expose another port", n, reservedPorts[n])
+		case seen[n]:
+			c.Add(p.Idx(i), "port %d is listed twice", n)
+		default:
+			seen[n] = true
+			ports = append(ports, n)
+		}
+	}
+	return ports
 }
 
 func (c *checker) url(p path, v *value) (string, bool) {

@@ -99,8 +99,9 @@ func run(args []string) int {
 	// signal stays ignored in the command.) Until it is in place only the
 	// command could signal PID 1, and it would end its own sandbox.
 	var early []byte // signals srt relayed before the network was ready
+	var ctl control
 	if spec.WaitNetwork {
-		if early, err = waitNetwork(); err != nil {
+		if early, err = waitNetwork(&ctl); err != nil {
 			// srt is gone: nothing may start.
 			return 128 + int(unix.SIGKILL)
 		}
@@ -113,8 +114,7 @@ func run(args []string) int {
 		}
 		return 126
 	}
-	channel := os.NewFile(ChannelFD, "channel")
-	channel.Write([]byte{MsgStarted})
+	send([]byte{MsgStarted}, -1)
 
 	for _, b := range early {
 		unix.Kill(-pid, syscall.Signal(b))
@@ -124,7 +124,7 @@ func run(args []string) int {
 		signal.Notify(sigs, forwarded...)
 		relaySignals(pid, sigs)
 	}()
-	go watchControl(pid)
+	go watchControl(pid, &ctl)
 	code := reap(pid)
 	// The command is done: end everything it left behind, so that once srt
 	// hears the status no process of the sandbox is left to write anything,
@@ -135,7 +135,7 @@ func run(args []string) int {
 			break
 		}
 	}
-	channel.Write([]byte{MsgExited, byte(code)})
+	send([]byte{MsgExited, byte(code)}, -1)
 	return code
 }
 
@@ -172,15 +172,17 @@ func relaySignals(pid int, sigs <-chan os.Signal) {
 
 // watchControl forwards each signal byte from srt; EOF or an error means srt
 // is gone, and the sandbox must not outlive it.
-func watchControl(pid int) {
-	ctl := os.NewFile(ChannelFD, "channel")
+func watchControl(pid int, ctl *control) {
 	buf := make([]byte, 64)
+	signal := func(b byte) { unix.Kill(-pid, syscall.Signal(b)) }
+	connect := func(port uint16) { go connectLoopback(port) }
 	for {
-		n, err := ctl.Read(buf)
-		for _, b := range buf[:n] {
-			unix.Kill(-pid, syscall.Signal(b))
+		n, err := unix.Read(ChannelFD, buf)
+		if err == unix.EINTR {
+			continue
 		}
-		if err != nil {
+		ctl.feed(buf[:max(n, 0)], signal, func() {}, connect)
+		if err != nil || n == 0 {
 			unix.Kill(-1, unix.SIGKILL)
 			os.Exit(128 + int(unix.SIGKILL))
 		}
@@ -189,7 +191,7 @@ func watchControl(pid int) {
 
 // waitNetwork reads the channel until srt says the network is ready, and
 // returns the signals it relayed meanwhile, for the command.
-func waitNetwork() ([]byte, error) {
+func waitNetwork(ctl *control) ([]byte, error) {
 	var early []byte
 	buf := make([]byte, 64)
 	for {
@@ -203,13 +205,13 @@ func waitNetwork() ([]byte, error) {
 		if n == 0 {
 			return nil, errors.New("srt closed the channel")
 		}
-		for i, b := range buf[:n] {
-			if b == CtlNetworkReady {
-				// What follows is for the command, read by watchControl;
-				// a socket has no unread, so keep it here.
-				return append(early, buf[i+1:n]...), nil
-			}
-			early = append(early, b)
+		ready := false
+		// Signals before and after the ready mark are all the
+		// command's, relayed in order once it runs.
+		ctl.feed(buf[:n], func(b byte) { early = append(early, b) },
+			func() { ready = true }, func(port uint16) { go connectLoopback(port) })
+		if ready {
+			return early, nil
 		}
 	}
 }

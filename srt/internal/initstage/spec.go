@@ -28,11 +28,30 @@ const (
 	// MsgExited is followed by one byte, the command's exit status; when
 	// it is sent, nothing of the sandbox runs any more.
 	MsgExited = 'X'
+	// MsgViolation is followed by two bytes, big-endian, the length n
+	// (1 to MaxViolation) of the line that follows: a violation the init
+	// stage saw ("deny unix-connect /path"), which srt records as the
+	// command's.
+	MsgViolation = 'V'
+	// MsgConnected answers a CtlConnect: two bytes, the port, then two
+	// bytes, an errno (big-endian). With errno 0 the connected socket
+	// comes with the message (SCM_RIGHTS, on its first byte).
+	MsgConnected = 'P'
 )
 
-// CtlNetworkReady, from srt on the channel (where every other byte is a
-// signal to forward), lets the command start (Spec.WaitNetwork).
-const CtlNetworkReady = 0
+// MaxViolation bounds a MsgViolation's line, in bytes.
+const MaxViolation = 4096
+
+// Messages from srt to the init stage on the channel. Every other byte is
+// a signal to forward (1 to 64).
+const (
+	// CtlNetworkReady lets the command start (Spec.WaitNetwork).
+	CtlNetworkReady = 0
+	// CtlConnect is followed by two bytes, a port (big-endian): the init
+	// stage connects to that port on the sandbox's loopback (127.0.0.1,
+	// else ::1) and answers MsgConnected (network.exposeLoopbackPorts).
+	CtlConnect = 0xC0
+)
 
 // StdioNames name the descriptors the command inherits, by number, in
 // messages (the init stage's stdio checks, and srt's).

@@ -1,0 +1,255 @@
+package sandbox
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/netip"
+	"os"
+	"sync"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/srt-sandbox/srt/internal/initstage"
+)
+
+// exposure is a command's network.exposeLoopbackPorts: srt listens at each
+// port on the host's loopback and, for every connection there, has the
+// init stage connect to the same port on the sandbox's loopback and send
+// the socket back over the channel; srt copies the bytes between the two.
+// Nothing else inside is reachable from the host.
+type exposure struct {
+	listeners []net.Listener
+
+	mu      sync.Mutex
+	waiting map[uint16][]chan connectResult
+	ended   bool // the channel's reader has stopped: no answer will come
+	conns   map[net.Conn]bool
+	wg      sync.WaitGroup
+}
+
+type connectResult struct {
+	f   *os.File
+	err error
+}
+
+// exposeTimeout bounds the wait for the init stage's answer.
+const exposeTimeout = 10 * time.Second
+
+// listenExposed reserves the host's loopback ports: 127.0.0.1 always,
+// ::1 where the host has it. A port in use is an error naming it.
+func (c *Cmd) listenExposed(ports []int) error {
+	for _, p := range ports {
+		for _, addr := range []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()} {
+			ap := netip.AddrPortFrom(addr, uint16(p))
+			l, err := net.Listen("tcp", ap.String())
+			if err != nil {
+				if addr.Is6() && (errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.EAFNOSUPPORT)) {
+					continue // the host has no IPv6 loopback
+				}
+				if errors.Is(err, syscall.EADDRINUSE) {
+					return fmt.Errorf("sandbox: network.exposeLoopbackPorts: port %d is in use on this host's loopback (%s): stop what listens there, or expose another port", p, ap)
+				}
+				return fmt.Errorf("sandbox: network.exposeLoopbackPorts: cannot listen on %s: %w", ap, err)
+			}
+			c.expose.listeners = append(c.expose.listeners, l)
+		}
+	}
+	return nil
+}
+
+// serveExposed accepts on the exposed ports until they close.
+func (c *Cmd) serveExposed() {
+	for _, l := range c.expose.listeners {
+		port := uint16(l.Addr().(*net.TCPAddr).Port)
+		c.expose.wg.Add(1)
+		go func() {
+			defer c.expose.wg.Done()
+			for {
+				conn, err := l.Accept()
+				if err != nil {
+					if errors.Is(err, net.ErrClosed) {
+						return
+					}
+					time.Sleep(10 * time.Millisecond)
+					continue
+				}
+				if !c.expose.track(conn) {
+					conn.Close()
+					return
+				}
+				c.expose.wg.Add(1)
+				go func() {
+					defer c.expose.wg.Done()
+					c.relayExposed(conn, port)
+				}()
+			}
+		}()
+	}
+}
+
+// relayExposed connects a host connection to the port inside and copies
+// both ways until each side has finished.
+func (c *Cmd) relayExposed(host net.Conn, port uint16) {
+	defer c.expose.untrack(host)
+	inside, err := c.connectInside(port)
+	if err != nil {
+		c.m.debugf("exposeLoopbackPorts: port %d: %v", port, err)
+		host.Close()
+		return
+	}
+	if !c.expose.track(inside) {
+		inside.Close()
+		host.Close()
+		return
+	}
+	defer c.expose.untrack(inside)
+	done := make(chan struct{}, 2)
+	pipe := func(dst, src net.Conn) {
+		io.Copy(dst, src)
+		if cw, ok := dst.(interface{ CloseWrite() error }); ok {
+			cw.CloseWrite()
+		}
+		done <- struct{}{}
+	}
+	go pipe(inside, host)
+	go pipe(host, inside)
+	<-done
+	<-done
+	host.Close()
+	inside.Close()
+}
+
+// connectInside asks the init stage for a connection to port on the
+// sandbox's loopback.
+func (c *Cmd) connectInside(port uint16) (net.Conn, error) {
+	ch := make(chan connectResult, 1)
+	e := &c.expose
+	e.mu.Lock()
+	if e.ended {
+		e.mu.Unlock()
+		return nil, errors.New("the sandbox is gone")
+	}
+	if e.waiting == nil {
+		e.waiting = map[uint16][]chan connectResult{}
+	}
+	e.waiting[port] = append(e.waiting[port], ch)
+	e.mu.Unlock()
+	msg := []byte{initstage.CtlConnect, 0, 0}
+	binary.BigEndian.PutUint16(msg[1:], port)
+	if _, err := c.channel.Write(msg); err != nil {
+		return nil, err // the reader's end fails the wait's entry
+	}
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, r.err
+		}
+		defer r.f.Close()
+		return net.FileConn(r.f)
+	case <-time.After(exposeTimeout):
+		// The answer may still come: connected takes the entry then.
+		return nil, errors.New("the sandbox did not answer in time")
+	}
+}
+
+// connected hands the init stage's answer for port to the oldest request
+// waiting on it.
+func (c *Cmd) connected(port uint16, f *os.File, errno unix.Errno) {
+	e := &c.expose
+	e.mu.Lock()
+	var ch chan connectResult
+	if q := e.waiting[port]; len(q) > 0 {
+		ch, e.waiting[port] = q[0], q[1:]
+	}
+	e.mu.Unlock()
+	r := connectResult{f: f}
+	if errno != 0 {
+		r.err = fmt.Errorf("connect to port %d inside the sandbox: %w", port, errno)
+	}
+	if ch == nil {
+		if f != nil {
+			f.Close()
+		}
+		return
+	}
+	select {
+	case ch <- r:
+	default:
+		if f != nil {
+			f.Close()
+		}
+	}
+}
+
+// failConnects answers every waiting request: the channel's reader stopped.
+func (c *Cmd) failConnects() {
+	e := &c.expose
+	e.mu.Lock()
+	e.ended = true
+	waiting := e.waiting
+	e.waiting = nil
+	e.mu.Unlock()
+	for _, q := range waiting {
+		for _, ch := range q {
+			select {
+			case ch <- connectResult{err: errors.New("the sandbox is gone")}:
+			default:
+			}
+		}
+	}
+}
+
+// closeExposed closes the listeners and every relayed connection, and
+// waits for their goroutines.
+func (c *Cmd) closeExposed() {
+	e := &c.expose
+	for _, l := range e.listeners {
+		l.Close()
+	}
+	e.mu.Lock()
+	e.ended = true
+	for conn := range e.conns {
+		conn.Close()
+	}
+	e.mu.Unlock()
+	e.wg.Wait()
+}
+
+// track records a relayed connection, so closeExposed ends it; false once
+// the exposure is closed.
+func (e *exposure) track(conn net.Conn) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.ended {
+		return false
+	}
+	if e.conns == nil {
+		e.conns = map[net.Conn]bool{}
+	}
+	e.conns[conn] = true
+	return true
+}
+
+func (e *exposure) untrack(conn net.Conn) {
+	e.mu.Lock()
+	delete(e.conns, conn)
+	e.mu.Unlock()
+}
+
+// exposeConflicts refuses an exposed port that a loopback entry of the
+// allowed domains leads the other way (to the host's service).
+func exposeConflicts(ports []int, loop []netip.AddrPort) error {
+	for _, p := range ports {
+		for _, ap := range loop {
+			if int(ap.Port()) == p {
+				return fmt.Errorf("sandbox: network.exposeLoopbackPorts: port %d is also a loopback entry of network.allowedDomains (%s), which leads that port inside the sandbox to the host's own service; a port leads one way: remove it from one list", p, ap)
+			}
+		}
+	}
+	return nil
+}
