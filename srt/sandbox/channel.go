@@ -99,6 +99,12 @@ func (c *Cmd) channelMessage(buf []byte, fds *[]*os.File) (size int, last bool) 
 		}
 		c.m.violation(string(buf[3:3+n]), c.user)
 		return 3 + n, false
+	case initstage.MsgListening:
+		if len(buf) < 3 {
+			return 0, false
+		}
+		c.exposeListening(binary.BigEndian.Uint16(buf[1:]))
+		return 3, false
 	case initstage.MsgConnected:
 		if len(buf) < 5 {
 			return 0, false

@@ -23,13 +23,14 @@ import (
 // the socket back over the channel; srt copies the bytes between the two.
 // Nothing else inside is reachable from the host.
 type exposure struct {
-	listeners []net.Listener
-
-	mu      sync.Mutex
-	waiting map[uint16][]chan connectResult
-	ended   bool // the channel's reader has stopped: no answer will come
-	conns   map[net.Conn]bool
-	wg      sync.WaitGroup
+	mu        sync.Mutex
+	listeners []net.Listener // under mu once the command runs (allowLocalBinding adds)
+	waiting   map[uint16][]chan connectResult
+	ended     bool // the channel's reader has stopped: no answer will come
+	closed    bool // closeExposed ran: the listeners are gone
+	dynamic   int  // ports allowLocalBinding exposed
+	conns     map[net.Conn]bool
+	wg        sync.WaitGroup
 }
 
 type connectResult struct {
@@ -40,56 +41,136 @@ type connectResult struct {
 // exposeTimeout bounds the wait for the init stage's answer.
 const exposeTimeout = 10 * time.Second
 
-// listenExposed reserves the host's loopback ports: 127.0.0.1 always,
-// ::1 where the host has it. A port in use is an error naming it.
+// maxDynamic bounds the ports allowLocalBinding exposes for one command.
+const maxDynamic = 256
+
+// exposeListening exposes port, where a server of the sandbox now listens
+// (network.allowLocalBinding): a port the host uses already is said once
+// and left alone.
+func (c *Cmd) exposeListening(port uint16) {
+	e := &c.expose
+	e.mu.Lock()
+	if e.ended || e.dynamic >= maxDynamic {
+		e.mu.Unlock()
+		return
+	}
+	e.dynamic++
+	before := len(e.listeners)
+	e.mu.Unlock()
+	if err := c.listenPort(int(port)); err != nil {
+		fmt.Fprintf(c.m.opts.Warnings, "srt: warning: network.allowLocalBinding: the command listens on port %d, which this host's loopback cannot give it (%v); it is not reachable from the host\n", port, errors.Unwrap(err))
+		return
+	}
+	c.m.debugf("allowLocalBinding: port %d of the sandbox is reachable at the host's loopback", port)
+	e.mu.Lock()
+	if e.ended {
+		e.mu.Unlock()
+		return
+	}
+	added := e.listeners[before:]
+	e.mu.Unlock()
+	for _, l := range added {
+		c.serveListener(l)
+	}
+}
+
+// listenExposed reserves the host's loopback ports of
+// network.exposeLoopbackPorts: a port in use is an error naming it.
 func (c *Cmd) listenExposed(ports []int) error {
 	for _, p := range ports {
-		for _, addr := range []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()} {
-			ap := netip.AddrPortFrom(addr, uint16(p))
-			l, err := net.Listen("tcp", ap.String())
-			if err != nil {
-				if addr.Is6() && (errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.EAFNOSUPPORT)) {
-					continue // the host has no IPv6 loopback
-				}
-				if errors.Is(err, syscall.EADDRINUSE) {
-					return fmt.Errorf("sandbox: network.exposeLoopbackPorts: port %d is in use on this host's loopback (%s): stop what listens there, or expose another port", p, ap)
-				}
-				return fmt.Errorf("sandbox: network.exposeLoopbackPorts: cannot listen on %s: %w", ap, err)
+		if err := c.listenPort(p); err != nil {
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return fmt.Errorf("sandbox: network.exposeLoopbackPorts: port %d is in use on this host's loopback (%s): stop what listens there, or expose another port", p, err.(*listenError).addr)
 			}
-			c.expose.listeners = append(c.expose.listeners, l)
+			return fmt.Errorf("sandbox: network.exposeLoopbackPorts: %w", err)
 		}
 	}
 	return nil
 }
 
+// listenError is a port the host's loopback cannot give.
+type listenError struct {
+	addr netip.AddrPort
+	err  error
+}
+
+func (e *listenError) Error() string {
+	return "cannot listen on " + e.addr.String() + ": " + e.err.Error()
+}
+func (e *listenError) Unwrap() error { return e.err }
+
+// listenPort listens at port on the host's loopback: 127.0.0.1, and ::1
+// where the host has it. Either failing leaves neither.
+func (c *Cmd) listenPort(port int) error {
+	var got []net.Listener
+	for _, addr := range []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()} {
+		ap := netip.AddrPortFrom(addr, uint16(port))
+		l, err := net.Listen("tcp", ap.String())
+		if err != nil {
+			if addr.Is6() && (errors.Is(err, syscall.EADDRNOTAVAIL) || errors.Is(err, syscall.EAFNOSUPPORT)) {
+				continue // the host has no IPv6 loopback
+			}
+			for _, l := range got {
+				l.Close()
+			}
+			var errno syscall.Errno
+			if errors.As(err, &errno) {
+				err = errno
+			}
+			return &listenError{ap, err}
+		}
+		got = append(got, l)
+	}
+	c.expose.mu.Lock()
+	defer c.expose.mu.Unlock()
+	if c.expose.closed {
+		// Released meanwhile: nothing would close them.
+		for _, l := range got {
+			l.Close()
+		}
+		return &listenError{netip.AddrPortFrom(netip.MustParseAddr("127.0.0.1"), uint16(port)), net.ErrClosed}
+	}
+	c.expose.listeners = append(c.expose.listeners, got...)
+	return nil
+}
+
 // serveExposed accepts on the exposed ports until they close.
 func (c *Cmd) serveExposed() {
-	for _, l := range c.expose.listeners {
-		port := uint16(l.Addr().(*net.TCPAddr).Port)
-		c.expose.wg.Add(1)
-		go func() {
-			defer c.expose.wg.Done()
-			for {
-				conn, err := l.Accept()
-				if err != nil {
-					if errors.Is(err, net.ErrClosed) {
-						return
-					}
-					time.Sleep(10 * time.Millisecond)
-					continue
-				}
-				if !c.expose.track(conn) {
-					conn.Close()
+	c.expose.mu.Lock()
+	ls := append([]net.Listener(nil), c.expose.listeners...)
+	c.expose.mu.Unlock()
+	for _, l := range ls {
+		c.serveListener(l)
+	}
+}
+
+// serveListener accepts on l until it closes, relaying each connection to
+// the same port inside.
+func (c *Cmd) serveListener(l net.Listener) {
+	port := uint16(l.Addr().(*net.TCPAddr).Port)
+	c.expose.wg.Add(1)
+	go func() {
+		defer c.expose.wg.Done()
+		for {
+			conn, err := l.Accept()
+			if err != nil {
+				if errors.Is(err, net.ErrClosed) {
 					return
 				}
-				c.expose.wg.Add(1)
-				go func() {
-					defer c.expose.wg.Done()
-					c.relayExposed(conn, port)
-				}()
+				time.Sleep(10 * time.Millisecond)
+				continue
 			}
-		}()
-	}
+			if !c.expose.track(conn) {
+				conn.Close()
+				return
+			}
+			c.expose.wg.Add(1)
+			go func() {
+				defer c.expose.wg.Done()
+				c.relayExposed(conn, port)
+			}()
+		}
+	}()
 }
 
 // relayExposed connects a host connection to the port inside and copies
@@ -208,11 +289,11 @@ func (c *Cmd) failConnects() {
 // waits for their goroutines.
 func (c *Cmd) closeExposed() {
 	e := &c.expose
+	e.mu.Lock()
 	for _, l := range e.listeners {
 		l.Close()
 	}
-	e.mu.Lock()
-	e.ended = true
+	e.ended, e.closed = true, true
 	for conn := range e.conns {
 		conn.Close()
 	}

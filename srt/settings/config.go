@@ -48,6 +48,11 @@ type Network struct {
 	// on (its loopback) that srt makes reachable at the same port on the
 	// host's loopback.
 	ExposeLoopbackPorts []int
+	// AllowLocalBinding exposes, besides those ports, every port a server
+	// inside listens on (its loopback or every address) at the same port
+	// on the host's loopback, as on macOS, where the sandbox shares the
+	// host's.
+	AllowLocalBinding bool
 	// HTTPProxyPort and SOCKSProxyPort, when not 0, are the ports of
 	// external proxies on this host's localhost that the sandbox's HTTP
 	// (3128) and SOCKS (1080) proxy ports are relayed to, byte for byte,

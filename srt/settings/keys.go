@@ -88,7 +88,7 @@ var Keys = []Key{
 	// srt's sandbox's and proxies'.
 	{Path: "network.allowUnixSockets", Ignored: "macOS only; Linux blocks or allows all Unix sockets", Example: `["/run/x.sock"]`},
 	{Path: "network.allowAllUnixSockets", Example: `true`},
-	{Path: "network.allowLocalBinding", Ignored: "macOS and Windows only; on Linux the sandbox has its own loopback", Example: `true`},
+	{Path: "network.allowLocalBinding", Example: `true`},
 	{Path: "network.allowMachLookup", Ignored: "macOS only", Example: `["com.example.*"]`},
 	{Path: "network.httpProxyPort", StartOnly: ReadBySRT, value: func(n *Network) any { return n.HTTPProxyPort }, Example: `8080`},
 	{Path: "network.socksProxyPort", StartOnly: ReadBySRT, value: func(n *Network) any { return n.SOCKSProxyPort }, Example: `1081`},

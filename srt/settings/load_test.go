@@ -146,14 +146,14 @@ func TestLoadErrorsUnwrap(t *testing.T) {
 // TestParseIgnored checks that keys with no effect on Linux are reported
 // as ignored, with the reason, in file order.
 func TestParseIgnored(t *testing.T) {
-	cfg, err := Parse([]byte(`{"allowPty": true, "network": {"allowedDomains": [], "deniedDomains": [], "allowLocalBinding": true},
+	cfg, err := Parse([]byte(`{"allowPty": true, "network": {"allowedDomains": [], "deniedDomains": [], "allowMachLookup": ["com.x"]},
 		"filesystem": {"denyRead": [], "allowWrite": [], "denyWrite": []}, "windows": {}}`))
 	if err != nil {
 		t.Fatal(err)
 	}
 	want := []string{
 		"allowPty (macOS only)",
-		"network.allowLocalBinding (macOS and Windows only; on Linux the sandbox has its own loopback)",
+		"network.allowMachLookup (macOS only)",
 		"windows (Windows only)",
 	}
 	if !reflect.DeepEqual(cfg.Ignored, want) {

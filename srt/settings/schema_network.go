@@ -24,7 +24,7 @@ func (c *checker) network(p path, v *value, cfg *Config, root *value) {
 	c.NetworkObject(p, v, &n.Network, withKeys("network", []field{
 		{Name: "allowUnixSockets", Check: func(p path, v *value) { c.Strings(p, v, false) }},
 		{Name: "allowAllUnixSockets", Check: func(p path, v *value) { n.AllowAllUnixSockets, _ = c.Boolean(p, v) }},
-		{Name: "allowLocalBinding", Check: func(p path, v *value) { c.Boolean(p, v) }},
+		{Name: "allowLocalBinding", Check: func(p path, v *value) { n.AllowLocalBinding, _ = c.Boolean(p, v) }},
 		{Name: "allowMachLookup", Check: c.machLookup},
 		{Name: "httpProxyPort", Check: func(p path, v *value) { n.HTTPProxyPort, _ = c.Integer(p, v, 1, 65535) }},
 		{Name: "socksProxyPort", Check: func(p path, v *value) { n.SOCKSProxyPort, _ = c.Integer(p, v, 1, 65535) }},
@@ -72,6 +72,10 @@ func (c *checker) network(p path, v *value, cfg *Config, root *value) {
 // reservedPorts are srt's own listeners on the sandbox's loopback, which
 // no server inside can have.
 var reservedPorts = map[int]string{3128: "srt's HTTP proxy port", 1080: "srt's SOCKS proxy port", 3129: "srt's capture port", 53: "the sandbox's name server's port"}
+
+// ReservedPorts are the ports of srt's own listeners on the sandbox's
+// loopback: never exposed to the host.
+var ReservedPorts = []int{3128, 1080, 3129, 53}
 
 // exposePorts checks network.exposeLoopbackPorts: ports 1–65535, each
 // once, none of srt's own.

@@ -4,6 +4,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,52 @@ for _ in range(200):
 `)
 }
 
+// startServer runs exposeServer(listen...) in a sandbox with the settings
+// and waits until it listens; stop ends it.
+func (w *workspace) startServer(settings string, listen ...string) (out func() string, stop func()) {
+	t := w.t
+	t.Helper()
+	os.Remove(w.path("home/proj/ready"))
+	os.Remove(w.path("home/proj/stop"))
+	cmd := w.command(nil, "-s", w.settings(settings), "-c", exposeServer(listen...))
+	var buf syncBuffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	stop = func() {
+		w.write("home/proj/stop", "")
+		select {
+		case <-done:
+		case <-time.After(30 * time.Second):
+			cmd.Process.Kill()
+			<-done
+		}
+	}
+	for i := 0; !exists(w.path("home/proj/ready")); i++ {
+		if i == 200 {
+			stop()
+			t.Fatalf("the server inside never got ready:\n%s", buf.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	return buf.String, stop
+}
+
+// httpGet fetches url from the host, 5 s at most.
+func httpGet(url string) (string, error) {
+	client := &http.Client{Timeout: 5 * time.Second}
+	r, err := client.Get(url)
+	if err != nil {
+		return "", err
+	}
+	defer r.Body.Close()
+	b, err := io.ReadAll(r.Body)
+	return string(b), err
+}
+
 // freePort is a TCP port nothing listens on at the moment on 127.0.0.1.
 func freePort(t *testing.T) int {
 	t.Helper()
@@ -56,39 +103,9 @@ func TestExposeLoopbackPorts(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
 		exposed, exposed6, hidden := freePort(t), freePort(t), freePort(t)
 		s := `{"network":{"allowedDomains":[],"deniedDomains":[],"exposeLoopbackPorts":[` + itoa(exposed) + `,` + itoa(exposed6) + `]},"filesystem":` + writeCwd + `}`
-		cmd := w.command(nil, "-s", w.settings(s), "-c", exposeServer("127.0.0.1:"+itoa(exposed), "::1:"+itoa(exposed6), "127.0.0.1:"+itoa(hidden)))
-		var out strings.Builder
-		cmd.Stdout, cmd.Stderr = &out, &out
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		done := make(chan struct{})
-		go func() { cmd.Wait(); close(done) }()
-		defer func() {
-			w.write("home/proj/stop", "")
-			select {
-			case <-done:
-			case <-time.After(30 * time.Second):
-				cmd.Process.Kill()
-				<-done
-			}
-		}()
-		for i := 0; !exists(w.path("home/proj/ready")); i++ {
-			if i == 200 {
-				t.Fatalf("the server inside never got ready:\n%s", out.String())
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
-		client := &http.Client{Timeout: 5 * time.Second}
-		get := func(url string) (string, error) {
-			r, err := client.Get(url)
-			if err != nil {
-				return "", err
-			}
-			defer r.Body.Close()
-			b, err := io.ReadAll(r.Body)
-			return string(b), err
-		}
+		out, stop := w.startServer(s, "127.0.0.1:"+itoa(exposed), "::1:"+itoa(exposed6), "127.0.0.1:"+itoa(hidden))
+		defer stop()
+		get := httpGet
 		for _, c := range []struct{ url, want string }{
 			{"http://127.0.0.1:" + itoa(exposed) + "/", "inside " + itoa(exposed) + "\n"},
 			{"http://[::1]:" + itoa(exposed) + "/", "inside " + itoa(exposed) + "\n"},
@@ -108,7 +125,7 @@ func TestExposeLoopbackPorts(t *testing.T) {
 			}
 			for range 4 {
 				if e := <-errs; e != "" {
-					t.Fatalf("exposed port: %s\n%s", e, out.String())
+					t.Fatalf("exposed port: %s\n%s", e, out())
 				}
 			}
 		}
@@ -140,4 +157,73 @@ func errString(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// TestAllowLocalBinding: with network.allowLocalBinding every port a
+// server of the command listens on (its loopback or every address) is
+// reachable at the same port on the host's loopback once it listens, as
+// on macOS; srt's own ports inside are not exposed; a port the host uses
+// already is said once and left alone; without the setting nothing is.
+func TestAllowLocalBinding(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		v4, any6 := freePort(t), freePort(t)
+		busy, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer busy.Close()
+		bp := busy.Addr().(*net.TCPAddr).Port
+		run := func(settings string, check func(out func() string)) {
+			out, stop := w.startServer(settings, "127.0.0.1:"+itoa(v4), ":::"+itoa(any6), "127.0.0.1:"+itoa(bp))
+			defer stop()
+			check(out)
+		}
+		get := httpGet
+		// getSoon retries while srt has not yet seen the listener (it
+		// looks every 200 ms).
+		getSoon := func(url string) (string, error) {
+			var got string
+			var err error
+			for range 50 {
+				if got, err = get(url); err == nil {
+					return got, nil
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+			return got, err
+		}
+		on := `{"network":{"allowedDomains":[],"deniedDomains":[],"allowLocalBinding":true},"filesystem":` + writeCwd + `}`
+		run(on, func(out func() string) {
+			for _, c := range []struct{ url, want string }{
+				{"http://127.0.0.1:" + itoa(v4) + "/", "inside " + itoa(v4) + "\n"},
+				{"http://[::1]:" + itoa(v4) + "/", "inside " + itoa(v4) + "\n"},
+				{"http://127.0.0.1:" + itoa(any6) + "/", "inside " + itoa(any6) + "\n"},
+			} {
+				if got, err := getSoon(c.url); err != nil || got != c.want {
+					t.Fatalf("%s: %q %v\n%s", c.url, got, err, out())
+				}
+			}
+			// srt's own proxy port inside is not the host's.
+			if c, err := net.DialTimeout("tcp", "127.0.0.1:3128", time.Second); err == nil {
+				c.Close()
+				// Something on the host may listen there: it must not be srt.
+				if strings.Contains(out(), "port 3128") {
+					t.Fatalf("srt exposed its own proxy port:\n%s", out())
+				}
+			}
+			for i := 0; !strings.Contains(out(), "srt: warning: network.allowLocalBinding: the command listens on port "+itoa(bp)+", which this host's loopback cannot give it"); i++ {
+				if i == 100 {
+					t.Fatalf("no warning for the port the host uses:\n%s", out())
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+		})
+		off := `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":` + writeCwd + `}`
+		run(off, func(out func() string) {
+			time.Sleep(600 * time.Millisecond) // three looks, had srt been looking
+			if got, err := get("http://127.0.0.1:" + itoa(v4) + "/"); err == nil {
+				t.Fatalf("ESCAPE: without allowLocalBinding a server inside answered from the host: %q", got)
+			}
+		})
+	})
 }

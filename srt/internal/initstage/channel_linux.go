@@ -3,7 +3,11 @@ package initstage
 import (
 	"encoding/binary"
 	"errors"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -126,4 +130,72 @@ func dialLoopback(port uint16) (int, error) {
 		return fd6, nil
 	}
 	return -1, err
+}
+
+// listenerPoll is how often watchListeners looks for new servers.
+const listenerPoll = 200 * time.Millisecond
+
+// maxWatched bounds the ports reported: a command that listens on more is
+// not followed further.
+const maxWatched = 256
+
+// watchListeners reports, once each, every TCP port a server of the
+// sandbox listens on, on its loopback or on every address, IPv4 or IPv6
+// (/proc/self/net/tcp and tcp6 list this network namespace's sockets),
+// but for ignore. It runs for the command's life.
+func watchListeners(ignore []int) {
+	seen := map[uint16]bool{}
+	for _, p := range ignore {
+		seen[uint16(p)] = true
+	}
+	reported := 0
+	for reported < maxWatched {
+		for _, f := range []string{"/proc/self/net/tcp", "/proc/self/net/tcp6"} {
+			data, err := os.ReadFile(f)
+			if err != nil {
+				continue
+			}
+			for _, port := range loopbackListeners(data) {
+				if !seen[port] && reported < maxWatched {
+					seen[port] = true
+					reported++
+					msg := []byte{MsgListening, 0, 0}
+					binary.BigEndian.PutUint16(msg[1:], port)
+					send(msg, -1)
+				}
+			}
+		}
+		time.Sleep(listenerPoll)
+	}
+}
+
+// loopbackListeners are the ports of the listening sockets of a
+// /proc/net/tcp or tcp6 table bound to a loopback address or to every
+// address.
+func loopbackListeners(table []byte) []uint16 {
+	var ports []uint16
+	lines := strings.Split(string(table), "\n")
+	for _, line := range lines[min(1, len(lines)):] {
+		f := strings.Fields(line)
+		if len(f) < 4 || f[3] != "0A" { // TCP_LISTEN
+			continue
+		}
+		addr, portHex, ok := strings.Cut(f[1], ":")
+		if !ok {
+			continue
+		}
+		port, err := strconv.ParseUint(portHex, 16, 16)
+		if err != nil || port == 0 {
+			continue
+		}
+		switch {
+		case len(addr) == 8 && (addr == "00000000" || strings.HasSuffix(addr, "7F")): // 0.0.0.0, 127.x.x.x (little-endian words)
+		case addr == "00000000000000000000000000000000", addr == "00000000000000000000000001000000": // ::, ::1
+		case len(addr) == 32 && strings.HasPrefix(addr, "0000000000000000FFFF0000") && (strings.HasSuffix(addr, "7F") || strings.HasSuffix(addr, "00000000")): // ::ffff:127.x, ::ffff:0.0.0.0
+		default:
+			continue
+		}
+		ports = append(ports, uint16(port))
+	}
+	return ports
 }

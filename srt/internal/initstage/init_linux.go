@@ -125,6 +125,9 @@ func run(args []string) int {
 		relaySignals(pid, sigs)
 	}()
 	go watchControl(pid, &ctl)
+	if spec.WatchListeners {
+		go watchListeners(spec.IgnorePorts)
+	}
 	code := reap(pid)
 	// The command is done: end everything it left behind, so that once srt
 	// hears the status no process of the sandbox is left to write anything,

@@ -33,6 +33,9 @@ const (
 	// stage saw ("deny unix-connect /path"), which srt records as the
 	// command's.
 	MsgViolation = 'V'
+	// MsgListening is followed by two bytes, a port (big-endian): a
+	// server of the sandbox listens there now (Spec.WatchListeners).
+	MsgListening = 'L'
 	// MsgConnected answers a CtlConnect: two bytes, the port, then two
 	// bytes, an errno (big-endian). With errno 0 the connected socket
 	// comes with the message (SCM_RIGHTS, on its first byte).
@@ -90,6 +93,11 @@ type Spec struct {
 	// DevNullFD, when positive, is a descriptor number the command gets
 	// /dev/null on, read-only (the slot of srt's --control-fd).
 	DevNullFD int
+	// WatchListeners makes the init stage report each TCP port a server
+	// of the sandbox starts listening on, on its loopback or every
+	// address (MsgListening), but for IgnorePorts (srt's own).
+	WatchListeners bool
+	IgnorePorts    []int
 	// PassFDs are descriptors the command gets at a number of its choice
 	// (srt --pass-fd): From is the number the init stage inherits it at,
 	// To the command's (3–8).
@@ -145,6 +153,12 @@ func Args(s Spec, command []string) []string {
 	if s.DevNullFD > 0 {
 		a = append(a, "-devnull-fd", strconv.Itoa(s.DevNullFD))
 	}
+	if s.WatchListeners {
+		a = append(a, "-watch-listeners")
+		for _, p := range s.IgnorePorts {
+			a = append(a, "-ignore-port", strconv.Itoa(p))
+		}
+	}
 	for _, p := range s.PassFDs {
 		a = append(a, "-pass-fd", strconv.Itoa(p.From)+":"+strconv.Itoa(p.To))
 	}
@@ -189,6 +203,18 @@ func parseArgs(args []string) (Spec, []string, error) {
 			if err := s.parseID(args[i], args[i+1]); err != nil {
 				return s, nil, err
 			}
+			i++
+		case "-watch-listeners":
+			s.WatchListeners = true
+		case "-ignore-port":
+			if i+1 == len(args) {
+				return s, nil, errors.New(args[i] + " needs a value")
+			}
+			n, err := strconv.Atoi(args[i+1])
+			if err != nil || n < 1 || n > 65535 {
+				return s, nil, errors.New("bad -ignore-port " + strconv.Quote(args[i+1]))
+			}
+			s.IgnorePorts = append(s.IgnorePorts, n)
 			i++
 		case "-pass-fd":
 			if i+1 == len(args) {

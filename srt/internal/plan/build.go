@@ -105,6 +105,7 @@ func Build(in Input) (*Plan, error) {
 		// locked by the kernel (docs/security.md).
 		LandlockScopeOnly: cfg.AllowNestedUserNamespaces,
 		RequireLandlock:   cfg.RequireLandlock,
+		WatchListeners:    cfg.Network.AllowLocalBinding,
 	}
 	if b.p.Init.LandlockScopeOnly {
 		b.p.Init.WritePaths = nil
