@@ -16,6 +16,7 @@ import (
 
 	"github.com/srt-sandbox/decider/control"
 	"github.com/srt-sandbox/decider/policy"
+	"github.com/srt-sandbox/decider/protocol"
 	"github.com/srt-sandbox/decider/sanitize"
 	"github.com/srt-sandbox/decider/srtlink"
 )
@@ -28,6 +29,7 @@ type Engine struct {
 
 	mu       sync.RWMutex
 	commands map[string][]policy.Pattern // keyed by the attribution label's key part
+	masks    map[string][]commandMask    // keyed as commands
 
 	// Ask asks the host about a destination no rule decides; nil: never.
 	AskHost func(ctx context.Context, host string, port int, user string) (allow bool, reason string, err error)
@@ -38,7 +40,9 @@ type Engine struct {
 
 // New returns an engine with no policy: it denies everything ("sandbox
 // policy unavailable") until SetNetwork.
-func New() *Engine { return &Engine{commands: map[string][]policy.Pattern{}} }
+func New() *Engine {
+	return &Engine{commands: map[string][]policy.Pattern{}, masks: map[string][]commandMask{}}
+}
 
 // SetNetwork replaces the lists; the next request uses them. Invalid
 // settings are refused and the ones in force stay.
@@ -86,6 +90,90 @@ func (e *Engine) Unregister(id string) {
 	e.mu.Lock()
 	delete(e.commands, srtlink.KeyLabel(id))
 	e.mu.Unlock()
+}
+
+// commandMask is a masked secret of a command and where it is put back.
+type commandMask struct {
+	mask  protocol.Mask
+	hosts []policy.Pattern // injectHosts: names, wildcards, IP literals; no ports
+}
+
+// SetMasks keeps the masked secrets of the command whose key is id (srt's
+// masks message), adding to those it has, and returns them as the proxy
+// is given them (protocol.Masks). An injectHosts entry that is not a host
+// pattern, or an AWS role that is not one, refuses them all; the error
+// names the mask, never its value. The engine names them in Inject from
+// now on: send them to the proxy first.
+func (e *Engine) SetMasks(id string, masks []control.Mask) ([]protocol.Mask, error) {
+	if len(masks) == 0 {
+		return nil, fmt.Errorf("engine: masks of command %q: none given", id)
+	}
+	add := make([]commandMask, 0, len(masks))
+	out := make([]protocol.Mask, 0, len(masks))
+	for _, m := range masks {
+		if len(m.InjectHosts) == 0 {
+			return nil, fmt.Errorf("engine: mask %q: no injectHosts", m.ID)
+		}
+		cm := commandMask{mask: protocol.Mask{ID: m.ID, Sentinel: m.Sentinel, Value: m.Value}}
+		for _, h := range m.InjectHosts {
+			p, err := policy.ParseHostPattern(h)
+			if err != nil {
+				return nil, fmt.Errorf("engine: mask %q: injectHosts entry %q: %w", m.ID, h, err)
+			}
+			cm.hosts = append(cm.hosts, p)
+		}
+		if (m.AWSPair == "") != (m.AWSRole == "") {
+			return nil, fmt.Errorf("engine: mask %q: awsPair and awsRole come together", m.ID)
+		}
+		if m.AWSPair != "" {
+			cm.mask.AWS = &protocol.AWSRole{Pair: m.AWSPair, Role: m.AWSRole}
+		}
+		add = append(add, cm)
+		out = append(out, cm.mask)
+	}
+	label := srtlink.KeyLabel(id)
+	e.mu.Lock()
+	e.masks[label] = append(e.masks[label], add...)
+	e.mu.Unlock()
+	return out, nil
+}
+
+// DropMasks forgets the masks of the command whose key is id and returns
+// their ids (nil when it had none): tell the proxy to drop them.
+func (e *Engine) DropMasks(id string) []string {
+	label := srtlink.KeyLabel(id)
+	e.mu.Lock()
+	ms := e.masks[label]
+	delete(e.masks, label)
+	e.mu.Unlock()
+	var ids []string
+	for _, m := range ms {
+		ids = append(ids, m.mask.ID)
+	}
+	return ids
+}
+
+// Inject names the masks an allowed request puts back (srt.mask.v1's
+// inject): those of the command user names whose injectHosts match host
+// (canonical; ports play no part), in the order they were given. nil
+// when none; a caller asks only for http requests, never for tunnels.
+func (e *Engine) Inject(user, host string) []string {
+	label := srtlink.UserLabel(user)
+	if label == "" {
+		return nil
+	}
+	e.mu.RLock()
+	defer e.mu.RUnlock()
+	var ids []string
+	for _, m := range e.masks[label] {
+		for _, p := range m.hosts {
+			if p.Match(host, 0) {
+				ids = append(ids, m.mask.ID)
+				break
+			}
+		}
+	}
+	return ids
 }
 
 // Decision is a verdict for one destination.

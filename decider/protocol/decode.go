@@ -6,8 +6,13 @@ import "fmt"
 // a *DeciderHello, a Verdict (*Allow, *Deny, *NeedBody) or, under srt.v1,
 // an *Update. ext says whether srt.v1 may appear: for a hello, whether the
 // proxy offered it; for anything else, whether the hellos agreed on it.
-// Every violation is a *ProtocolError.
+// srt.mask.v1 is not in force (DecodeDeciderMessageExts). Every violation
+// is a *ProtocolError.
 func DecodeDeciderMessage(b []byte, ext bool) (Message, error) {
+	return decodeDeciderMessage(b, Exts{SRT: ext})
+}
+
+func decodeDeciderMessage(b []byte, x Exts) (Message, error) {
 	if len(b) > MaxFrame {
 		return nil, violation(ReasonOversized, "")
 	}
@@ -23,13 +28,24 @@ func DecodeDeciderMessage(b []byte, ext bool) (Message, error) {
 	switch {
 	case t == TypeHello:
 		reason = ReasonBadHello
-		m, err = decodeDeciderHello(o, ext)
+		m, err = decodeDeciderHello(o, x)
 	case t == TypeVerdict:
 		reason = ReasonBadVerdict
-		m, err = decodeVerdict(o)
-	case t == TypeUpdate && ext:
+		m, err = decodeVerdict(o, x.Mask)
+	case t == TypeUpdate && x.SRT:
 		reason = ReasonBadUpdate
 		m, err = decodeUpdate(o)
+	case t == TypeMasks && x.Mask:
+		reason = ReasonBadMasks
+		var ms *Masks
+		if ms, err = decodeMasks(o); err == nil && ms.Masks != nil {
+			// The rules between its masks: those of a table that
+			// held none.
+			if perr := NewMaskTable().Apply(ms); perr != nil {
+				return nil, perr
+			}
+		}
+		m = ms
 	default:
 		return nil, violation(ReasonUnexpected, fmt.Sprintf("t %q from a decider", t))
 	}
@@ -125,7 +141,8 @@ func decodeProxyHello(o jsonValue, ext bool) (*ProxyHello, error) {
 	return h, err
 }
 
-func decodeDeciderHello(o jsonValue, ext bool) (*DeciderHello, error) {
+func decodeDeciderHello(o jsonValue, x Exts) (*DeciderHello, error) {
+	ext := x.SRT
 	h := &DeciderHello{}
 	var proto bool
 	var dra bool
@@ -157,6 +174,8 @@ func decodeDeciderHello(o jsonValue, ext bool) (*DeciderHello, error) {
 		err = missing("deniedDomains")
 	case dra && !h.HasExt(ExtSRTv1):
 		err = unknownKey("deniedResolvedAddresses")
+	case h.HasExt(ExtMaskV1) && !x.Mask:
+		err = fmt.Errorf("ext accepts %q, which was not offered", ExtMaskV1)
 	default:
 		err = checkDeciderHello(h)
 	}
@@ -190,7 +209,7 @@ func decodeUpdate(o jsonValue) (*Update, error) {
 	return u, err
 }
 
-func decodeVerdict(o jsonValue) (Verdict, error) {
+func decodeVerdict(o jsonValue, mask bool) (Verdict, error) {
 	var action string
 	for _, f := range o.fields {
 		if f.key == "action" {
@@ -202,7 +221,7 @@ func decodeVerdict(o jsonValue) (Verdict, error) {
 	}
 	switch action {
 	case ActionAllow:
-		return decodeAllow(o)
+		return decodeAllow(o, mask)
 	case ActionDeny:
 		return decodeDeny(o)
 	case ActionNeedBody:
@@ -213,21 +232,23 @@ func decodeVerdict(o jsonValue) (Verdict, error) {
 	return nil, fmt.Errorf("action %q is not allow, deny or need_body", action)
 }
 
-func decodeAllow(o jsonValue) (*Allow, error) {
+func decodeAllow(o jsonValue, mask bool) (*Allow, error) {
 	a := &Allow{}
 	err := eachField(o, func(k string, v jsonValue) (err error) {
-		switch k {
-		case "action":
-		case "id":
+		switch {
+		case k == "action":
+		case k == "id":
 			a.ID, err = idField(v)
-		case "setHeaders":
+		case k == "setHeaders":
 			a.SetHeaders, err = headerMap(k, v)
-		case "removeHeaders":
+		case k == "removeHeaders":
 			a.RemoveHeaders, err = stringList(k, v)
-		case "cred":
+		case k == "cred":
 			a.Cred, err = optString(k, v)
-		case "credential":
+		case k == "credential":
 			a.Credential, err = optString(k, v)
+		case k == "inject" && mask:
+			a.Inject, err = stringList(k, v)
 		default:
 			err = unknownKey(k)
 		}

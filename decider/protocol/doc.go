@@ -34,10 +34,15 @@
 // "update" at any time, and the proxy sends "refused" when it turns down a
 // request after an allow.
 //
+// With srt.mask.v1 (accepted beside srt.v1) the decider may send "masks",
+// which give the proxy masked secrets or drop them, and an allow may carry
+// "inject", the masks the proxy puts back into that request.
+//
 // What this package does not do is keep the link's state: which ids are
 // pending, timers, the body budget, "hello first". The decoders are told
-// only whether srt.v1 is in force (for a hello: whether it may be offered or
-// accepted), and judge one message at a time.
+// only which extensions are in force (for a hello: which may be offered or
+// accepted), and judge one message at a time. The one exception is
+// MaskTable, the masks of a link, whose rules both ends must apply alike.
 //
 // Decisions the spec once left open, stated there now (its "Validation"
 // section) and noted here where they are made:

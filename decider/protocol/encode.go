@@ -10,8 +10,9 @@ import (
 // rules as the decoders and returns a *ProtocolError when m breaks one (a
 // present-but-empty optional field, a forbidden header, …) or when the
 // result is larger than the receiving end reads (MaxFrame, or MaxProxyFrame
-// for a body). Whether srt.v1 is in force is the caller's to know: Encode
-// accepts its fields whenever they are consistent.
+// for a body). Whether srt.v1 or srt.mask.v1 is in force is the caller's
+// to know: Encode accepts their fields whenever they are consistent. A
+// masks message is judged alone, as against an empty MaskTable.
 func Encode(m Message) ([]byte, error) {
 	var (
 		reason, limit = reasonOf(m), MaxFrame
@@ -63,6 +64,15 @@ func Encode(m Message) ([]byte, error) {
 		if err = checkUpdate(m); err == nil {
 			b = appendUpdate(nil, m)
 		}
+	case *Masks:
+		if err = checkMasks(m); err == nil && m.Masks != nil {
+			if perr := NewMaskTable().Apply(m); perr != nil {
+				return nil, perr
+			}
+		}
+		if err == nil {
+			b = appendMasks(nil, m)
+		}
 	default:
 		return nil, fmt.Errorf("protocol: cannot encode %T", m)
 	}
@@ -90,6 +100,8 @@ func reasonOf(m Message) string {
 		return ReasonBadSync
 	case *Update:
 		return ReasonBadUpdate
+	case *Masks:
+		return ReasonBadMasks
 	}
 	return ReasonBadVerdict
 }
@@ -202,6 +214,9 @@ func appendAllow(b []byte, a *Allow) []byte {
 	}
 	if a.Credential != nil {
 		b = appendString(appendKey(b, "credential"), *a.Credential)
+	}
+	if a.Inject != nil {
+		b = appendStrings(appendKey(b, "inject"), a.Inject)
 	}
 	return append(b, '}')
 }

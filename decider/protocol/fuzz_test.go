@@ -38,7 +38,7 @@ func checkDecoded(t *testing.T, decode func([]byte, bool) (Message, error), data
 	}
 	if err != nil {
 		var pe *ProtocolError
-		if !errors.As(err, &pe) || !knownReasons[pe.Reason] || m != nil {
+		if !errors.As(err, &pe) || !knownReasons[pe.Reason] && !IsMaskReason(pe.Reason) || m != nil {
 			t.Fatalf("decode(%q) = %#v, %#v", data, m, err)
 		}
 		return
@@ -67,6 +67,97 @@ func FuzzDecodeDeciderMessage(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte, ext bool) {
 		checkDecoded(t, DecodeDeciderMessage, data, ext)
 	})
+}
+
+// FuzzDecodeDeciderMessageMask decodes under srt.v1, with srt.mask.v1 in
+// force or not.
+func FuzzDecodeDeciderMessageMask(f *testing.F) {
+	for _, cases := range loadCases[vectorCase](f, "vectors") {
+		for _, c := range cases {
+			if c.Dir == "to-proxy" && c.Ext {
+				f.Add(c.wire(f), c.Mask)
+			}
+		}
+	}
+	f.Fuzz(func(t *testing.T, data []byte, mask bool) {
+		decode := func(b []byte, _ bool) (Message, error) {
+			return DecodeDeciderMessageExts(b, Exts{SRT: true, Mask: mask})
+		}
+		checkDecoded(t, decode, data, true)
+	})
+}
+
+// FuzzMaskTable applies a stream of masks messages (one per line) and
+// resolves injects (allows) against the table: a refusal leaves the table
+// as it was, and what it holds keeps its rules.
+func FuzzMaskTable(f *testing.F) {
+	for _, cases := range loadCases[vectorCase](f, "vectors") {
+		var stream []byte
+		for _, c := range cases {
+			if c.Dir == "to-proxy" && c.Mask {
+				stream = append(append(stream, c.wire(f)...), '\n')
+			}
+		}
+		if stream != nil {
+			f.Add(stream)
+		}
+	}
+	f.Add([]byte(`{"t":"masks","masks":[{"id":"a.1","sentinel":"fake_value_0123456789","value":"s"}]}` + "\n" +
+		`{"t":"verdict","id":1,"action":"allow","inject":["a.1"]}` + "\n" + `{"t":"masks","drop":["a.1"]}` + "\n" +
+		`{"t":"verdict","id":2,"action":"allow","inject":["a.1"]}` + "\n" +
+		`{"t":"masks","masks":[{"id":"a.1","sentinel":"fake_value_0123456789","value":"s"}]}`))
+	f.Fuzz(func(t *testing.T, stream []byte) {
+		table := NewMaskTable()
+		for _, line := range bytes.Split(stream, []byte("\n")) {
+			m, err := DecodeDeciderMessageExts(line, Exts{SRT: true, Mask: true})
+			if err != nil {
+				continue
+			}
+			before := snapshot(table)
+			switch m := m.(type) {
+			case *Masks:
+				if err := table.Apply(m); err != nil {
+					var pe *ProtocolError
+					if !errors.As(err, &pe) || !IsMaskReason(pe.Reason) {
+						t.Fatalf("Apply: %v", err)
+					}
+					if !reflect.DeepEqual(before, snapshot(table)) {
+						t.Fatalf("a refused %q changed the table", line)
+					}
+				}
+			case *Allow:
+				got, err := table.Resolve(m.Inject)
+				if err == nil && len(got) != len(m.Inject) {
+					t.Fatalf("Resolve(%q) = %d masks", m.Inject, len(got))
+				}
+				for i := range got {
+					if got[i].ID != m.Inject[i] {
+						t.Fatalf("Resolve(%q)[%d] = %q", m.Inject, i, got[i].ID)
+					}
+				}
+			}
+			live := snapshot(table)
+			for i := range live {
+				for j := range live[:i] {
+					if overlaps(live[i].Sentinel, live[j].Sentinel) || live[i].ID == live[j].ID {
+						t.Fatalf("live masks %q and %q clash", live[i].ID, live[j].ID)
+					}
+				}
+			}
+		}
+	})
+}
+
+// snapshot is the live masks of a table, oldest first.
+func snapshot(t *MaskTable) []Mask {
+	var out []Mask
+	for _, id := range t.order {
+		out = append(out, *t.live[id])
+	}
+	if len(out) != t.Len() {
+		panic("the table's order and its masks disagree")
+	}
+	return out
 }
 
 func FuzzDecodeProxyMessage(f *testing.F) {

@@ -51,8 +51,8 @@ const (
 )
 
 // Message is one protocol message: *ProxyHello, *Req, *Body, *Refused or *Sync
-// from the proxy; *DeciderHello, *Allow, *Deny, *NeedBody or *Update from
-// the decider.
+// from the proxy; *DeciderHello, *Allow, *Deny, *NeedBody, *Update or
+// *Masks from the decider.
 //
 // Optional fields follow one convention: a nil pointer, slice or Headers is
 // an omitted field, and a non-nil empty one is a field present but empty,
@@ -179,8 +179,13 @@ type Allow struct {
 // Masks (srt.mask.v1, decider → proxy) gives the proxy masked secrets. A
 // mask's ID is unique for the link's life; an allow names the ones that
 // apply to its request (Allow.Inject).
+//
+// A Masks message either gives masks or drops them (Drop: the ids of live
+// masks the proxy forgets, when their command ended): exactly one of the
+// two is non-nil, and it is not empty.
 type Masks struct {
-	Masks []Mask // non-empty
+	Masks []Mask
+	Drop  []string
 }
 
 // Mask is one masked secret: the sandboxed client holds Sentinel, the

@@ -22,6 +22,7 @@ type pyQuery struct {
 	Message *string `json:"message,omitempty"`
 	Dir     string  `json:"dir,omitempty"`
 	Ext     bool    `json:"ext"`
+	Mask    bool    `json:"mask,omitempty"`
 	Stream  *string `json:"stream,omitempty"`
 	Framing string  `json:"framing,omitempty"`
 	Max     int     `json:"max,omitempty"`
@@ -99,7 +100,9 @@ func TestPythonReaderVectors(t *testing.T) {
 		for _, c := range cases {
 			w := c.wire(t)
 			msgs = append(msgs, msgCase{file, c, w})
-			queries = append(queries, messageQuery(w, c.Dir, c.Ext))
+			q := messageQuery(w, c.Dir, c.Ext)
+			q.Mask = c.Mask
+			queries = append(queries, q)
 		}
 	}
 	var frames []framingCase
@@ -321,7 +324,7 @@ func TestPythonReaderBoundaries(t *testing.T) {
 // checkBoundary compares the codec's and the reader's answers with c.want.
 func checkBoundary(t *testing.T, c boundaryCase, a pyAnswer) {
 	t.Helper()
-	_, err := decodeFor(c.dir, c.wire, c.ext)
+	_, err := decodeFor(c.dir, c.wire, c.ext, false)
 	goReason := ""
 	var pe *ProtocolError
 	if errors.As(err, &pe) {

@@ -12,9 +12,10 @@ func checkProxyHello(h *ProxyHello) error {
 	return checkExtNames(h.Ext)
 }
 
-// checkDeciderHello: both lists; ext, when present, accepts srt.v1 (the
-// only extension this codec knows, so the only one a proxy using it
-// offers); deniedResolvedAddresses only under srt.v1.
+// checkDeciderHello: both lists; ext, when present, accepts srt.v1 and
+// srt.mask.v1 (the extensions this codec knows, so the only ones a proxy
+// using it offers), srt.mask.v1 only with srt.v1; deniedResolvedAddresses
+// only under srt.v1.
 func checkDeciderHello(h *DeciderHello) error {
 	if err := checkEgressList("allowedDomains", h.AllowedDomains); err != nil {
 		return err
@@ -26,9 +27,12 @@ func checkDeciderHello(h *DeciderHello) error {
 		return err
 	}
 	for _, e := range h.Ext {
-		if e != ExtSRTv1 {
+		if e != ExtSRTv1 && e != ExtMaskV1 {
 			return fmt.Errorf("ext accepts %q, which was not offered", e)
 		}
+	}
+	if h.HasExt(ExtMaskV1) && !h.HasExt(ExtSRTv1) {
+		return errors.New("ext accepts srt.mask.v1 without srt.v1")
 	}
 	if h.DeniedResolvedAddresses != nil && !h.HasExt(ExtSRTv1) {
 		return errors.New("deniedResolvedAddresses without srt.v1")
@@ -62,6 +66,11 @@ func checkAllow(a *Allow) error {
 	}
 	if a.RemoveHeaders != nil {
 		if err := checkRemoveHeaders(a.RemoveHeaders); err != nil {
+			return err
+		}
+	}
+	if a.Inject != nil {
+		if err := checkMaskIDs("inject", a.Inject); err != nil {
 			return err
 		}
 	}

@@ -20,6 +20,7 @@ type vectorCase struct {
 	Note          string  `json:"note"`
 	Dir           string  `json:"dir"`
 	Ext           bool    `json:"ext"`
+	Mask          bool    `json:"mask"`
 	Message       *string `json:"message"`
 	MessageBase64 *string `json:"messageBase64"`
 	Expect        struct {
@@ -111,9 +112,12 @@ func (c *vectorCase) wire(t testing.TB) []byte {
 	return nil
 }
 
-func decodeFor(dir string, b []byte, ext bool) (Message, error) {
+func decodeFor(dir string, b []byte, ext, mask bool) (Message, error) {
 	if dir == "to-proxy" {
-		return DecodeDeciderMessage(b, ext)
+		if !mask {
+			return DecodeDeciderMessage(b, ext)
+		}
+		return DecodeDeciderMessageExts(b, Exts{SRT: ext, Mask: mask})
 	}
 	return DecodeProxyMessage(b, ext)
 }
@@ -124,6 +128,7 @@ var knownReasons = map[string]bool{
 	ReasonLoneSurrogate: true, ReasonDuplicateKey: true, ReasonTooDeep: true,
 	ReasonUnexpected: true, ReasonBadHello: true, ReasonBadVerdict: true, ReasonBadUpdate: true,
 	ReasonBadReq: true, ReasonBadBody: true, ReasonBadRefused: true, ReasonBadSync: true,
+	ReasonBadMasks: true,
 }
 
 func TestVectors(t *testing.T) {
@@ -151,12 +156,15 @@ func runVector(t *testing.T, c *vectorCase) {
 		t.Fatalf("dir %q", c.Dir)
 	}
 	wire := c.wire(t)
-	m, err := decodeFor(c.Dir, wire, c.Ext)
+	if c.Mask && !c.Ext {
+		t.Fatal("mask (srt.mask.v1) comes only with ext (srt.v1)")
+	}
+	m, err := decodeFor(c.Dir, wire, c.Ext, c.Mask)
 	if c.Expect.OK == (c.Expect.Error != "") {
 		t.Fatal("expect has exactly one of ok:true and error")
 	}
 	if !c.Expect.OK {
-		if !knownReasons[c.Expect.Error] {
+		if !knownReasons[c.Expect.Error] && !IsMaskReason(c.Expect.Error) {
 			t.Fatalf("expected error %q is not a Reason* constant", c.Expect.Error)
 		}
 		var pe *ProtocolError

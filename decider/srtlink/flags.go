@@ -34,6 +34,17 @@ type ProxyFlags struct {
 	VerdictTimeout time.Duration `json:"verdictTimeout,omitempty"`
 	Debug          bool          `json:"debug,omitempty"`
 	Rules          Rules         `json:"rules"`
+	// PlaintextInject lets srt-proxy put masked secrets back into
+	// plain-HTTP requests too (credentials.allowPlaintextInject); without
+	// it, only into requests inside TLS tunnels it terminates.
+	PlaintextInject bool `json:"plaintextInject,omitempty"`
+	// SigV4Streaming, SigV4Presigned and SigV4A are credentials.sigv4's
+	// streaming, presigned and sigv4a: what srt-proxy does with an AWS
+	// request it cannot sign again with the real key: one of SigV4Modes;
+	// "" is SigV4Deny.
+	SigV4Streaming string `json:"sigv4Streaming,omitempty"`
+	SigV4Presigned string `json:"sigv4Presigned,omitempty"`
+	SigV4A         string `json:"sigv4a,omitempty"`
 	// TLS, when not nil, turns TLS termination on (network.tlsTerminate).
 	TLS *TLS `json:"tls,omitempty"`
 }
@@ -83,6 +94,15 @@ const (
 	MaxHandshakeTimeout = 10 * time.Minute
 )
 
+// The values of --sigv4-streaming, --sigv4-presigned and --sigv4a.
+const (
+	SigV4Deny        = "deny"        // refuse the request (the default)
+	SigV4Passthrough = "passthrough" // forward it as the client signed it
+)
+
+// SigV4Modes are the values of the sigv4 flags.
+var SigV4Modes = []string{SigV4Deny, SigV4Passthrough}
+
 // AmbiguousTargets are the values of network.ambiguousRequestTarget and
 // of --ambiguous-target.
 var AmbiguousTargets = []string{"refuse", "asSpelled", "normalize"}
@@ -121,6 +141,10 @@ func (f *ProxyFlags) Args() []string {
 	for _, h := range r.StripResponseHeaders {
 		opt("--strip-response-header", h)
 	}
+	flag("--plaintext-inject", f.PlaintextInject)
+	opt("--sigv4-streaming", f.SigV4Streaming)
+	opt("--sigv4-presigned", f.SigV4Presigned)
+	opt("--sigv4a", f.SigV4A)
 	if t := f.TLS; t != nil {
 		flag("--tls-terminate", true)
 		opt("--tls-ca-cert", t.CACert)
@@ -156,6 +180,7 @@ var proxyFlags = []flagSpec{
 	{"debug", false},
 	{"refuse-opaque-tunnels", false}, {"require-host-match", false}, {"plaintext-header-set", false},
 	{"ambiguous-target", true}, {"strip-response-header", true},
+	{"plaintext-inject", false}, {"sigv4-streaming", true}, {"sigv4-presigned", true}, {"sigv4a", true},
 	{"tls-terminate", false}, {"tls-ca-cert", true}, {"tls-ca-key", true}, {"tls-bundle-out", true},
 	{"tls-extra-ca", true}, {"tls-exclude", true}, {"max-tunnels", true}, {"handshake-timeout", true},
 }
@@ -176,6 +201,7 @@ var ownProxyFlags = []string{
 	"parent-http", "parent-https", "no-proxy", "verdict-timeout", "strip-response-header", "plaintext-header-set",
 	"tls-terminate", "tls-ca-cert", "tls-ca-key", "tls-bundle-out", "tls-extra-ca", "tls-exclude",
 	"max-tunnels", "handshake-timeout", "refuse-opaque-tunnels", "require-host-match", "ambiguous-target",
+	"plaintext-inject", "sigv4-streaming", "sigv4-presigned", "sigv4a",
 }
 
 // tlsFlags need --tls-terminate.
@@ -243,6 +269,19 @@ func ParseProxyFlags(args []string) (ProxyFlags, error) {
 			return ProxyFlags{}, fmt.Errorf("--ambiguous-target must be refuse, asSpelled or normalize (got %s)", Quote(v))
 		}
 		f.Rules.AmbiguousTarget = v
+	}
+	f.PlaintextInject = set("plaintext-inject")
+	for _, s := range []struct {
+		name string
+		dst  *string
+	}{{"sigv4-streaming", &f.SigV4Streaming}, {"sigv4-presigned", &f.SigV4Presigned}, {"sigv4a", &f.SigV4A}} {
+		if !set(s.name) {
+			continue
+		}
+		if v := last(s.name); !oneOf(v, SigV4Modes) {
+			return ProxyFlags{}, fmt.Errorf("--%s must be deny or passthrough (got %s)", s.name, Quote(v))
+		}
+		*s.dst = last(s.name)
 	}
 	if !set("tls-terminate") {
 		for _, name := range tlsFlags {

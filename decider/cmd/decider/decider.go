@@ -36,7 +36,15 @@ type decider struct {
 	// reference's length framing carries the base protocol alone.
 	offerable bool
 	ext       bool // srt.v1 is in force (set by hello)
-	ask       bool // the host has an ask callback (srt's mode)
+	// acceptMask: accept srt.mask.v1 when it is offered (srt's mode, where
+	// srt gives the masks); mask: it is in force (set by hello).
+	acceptMask, mask bool
+	// maskMu orders the masks messages and the allows that name them: a
+	// mask is sent before any allow can name it, and a drop after the
+	// last. table is what the proxy holds (protocol.MaskTable).
+	maskMu sync.Mutex
+	table  *protocol.MaskTable
+	ask    bool // the host has an ask callback (srt's mode)
 	// lists are the hello's (and an update's) lists for the settings.
 	lists func(n *control.Network) (allowed, denied []string)
 	// sync answers the proxy's srt.v1 sync.
@@ -63,7 +71,7 @@ const keepAllowed = 4096
 func newDecider(stream io.Reader, out io.Writer, f protocol.Framing) *decider {
 	return &decider{
 		eng: engine.New(), proxy: protocol.NewReader(stream, f, protocol.MaxProxyFrame), out: protocol.NewWriter(out, f),
-		offerable: f == protocol.Line, allowed: map[uint64]allowedReq{}, log: zerolog.Nop(),
+		offerable: f == protocol.Line, allowed: map[uint64]allowedReq{}, log: zerolog.Nop(), table: protocol.NewMaskTable(),
 		sync: func(uint64) error { return nil },
 	}
 }
@@ -108,14 +116,20 @@ func (d *decider) hello() error {
 	if !ok {
 		return errors.New("proxy: bad hello")
 	}
+	offeredMask := false
 	for _, e := range ph.Ext {
 		d.ext = d.ext || e == protocol.ExtSRTv1
+		offeredMask = offeredMask || e == protocol.ExtMaskV1
 	}
 	n := d.eng.Network()
 	allowed, denied := d.lists(n)
 	h := &protocol.DeciderHello{AllowedDomains: allowed, DeniedDomains: denied}
 	if d.ext {
 		h.Ext = []string{protocol.ExtSRTv1}
+		if offeredMask && d.acceptMask {
+			h.Ext = append(h.Ext, protocol.ExtMaskV1)
+			d.mask = true
+		}
 		if len(n.DeniedResolvedAddresses) > 0 {
 			h.DeniedResolvedAddresses = n.DeniedResolvedAddresses
 		}
@@ -213,11 +227,61 @@ func (d *decider) answer(r *protocol.Req, dec policy.Decision) {
 			d.order = d.order[1:]
 		}
 		d.mu.Unlock()
+		if d.mask && r.Kind == protocol.KindHTTP {
+			// Under maskMu: the masks named were sent before, and no drop
+			// of them goes out before this allow.
+			d.maskMu.Lock()
+			d.send(&protocol.Allow{ID: r.ID, Inject: d.eng.Inject(r.User, r.Host)})
+			d.maskMu.Unlock()
+			return
+		}
 		d.send(&protocol.Allow{ID: r.ID})
 		return
 	}
 	reason := denyReason(dec.Reason)
 	d.send(&protocol.Deny{ID: r.ID, Status: 403, Reason: &reason})
+}
+
+// giveMasks keeps the masks srt gave for the command whose key is id and
+// sends them to the proxy, before any allow can name them. A mask the
+// proxy would refuse (the link's rules, protocol.MaskTable) is refused
+// here first: the error names it, never its value.
+func (d *decider) giveMasks(id string, masks []control.Mask) error {
+	if !d.mask {
+		return nil // the proxy takes none: no allow names any
+	}
+	d.maskMu.Lock()
+	defer d.maskMu.Unlock()
+	pm, err := d.eng.SetMasks(id, masks)
+	if err != nil {
+		return fmt.Errorf("control: %w", err)
+	}
+	m := &protocol.Masks{Masks: pm}
+	if _, err := protocol.Encode(m); err != nil {
+		d.eng.DropMasks(id)
+		return fmt.Errorf("control: the masks of a command: %v", err)
+	}
+	if err := d.table.Apply(m); err != nil {
+		d.eng.DropMasks(id)
+		return fmt.Errorf("control: the masks of a command: %v", err)
+	}
+	return d.send(m)
+}
+
+// dropMasks forgets the masks of the command whose key is id and tells
+// the proxy to, after every allow that named them.
+func (d *decider) dropMasks(id string) error {
+	d.maskMu.Lock()
+	defer d.maskMu.Unlock()
+	ids := d.eng.DropMasks(id)
+	if !d.mask || ids == nil {
+		return nil
+	}
+	m := &protocol.Masks{Drop: ids}
+	if err := d.table.Apply(m); err != nil {
+		return fmt.Errorf("control: %v", err)
+	}
+	return d.send(m)
 }
 
 // denyReason makes a reason fit the protocol: no control characters, at

@@ -41,6 +41,7 @@ func newSRTMode(proxyFD, controlFD int, f protocol.Framing, debug bool) (*srtMod
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &srtMode{decider: newDecider(p, p, f), ctl: control.New(c), asks: map[uint64]chan *control.Message{}, ctx: ctx, cancel: cancel}
+	s.acceptMask = true // srt gives the masks (control.TMasks)
 	s.lists = func(n *control.Network) ([]string, []string) {
 		// Under srt.v1 srt-proxy reads the lists only for their IP
 		// literals (its address check): the names would only make a long
@@ -140,6 +141,13 @@ func (s *srtMode) controlLoop() error {
 			}
 		case control.TUnregister:
 			s.eng.Unregister(m.ID)
+			if err := s.dropMasks(m.ID); err != nil {
+				return err
+			}
+		case control.TMasks:
+			if err := s.giveMasks(m.ID, m.Masks); err != nil {
+				return err
+			}
 		case control.TSync:
 			if err := s.ctl.Write(&control.Message{T: control.TSync, Q: m.Q}); err != nil {
 				return err

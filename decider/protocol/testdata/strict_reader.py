@@ -8,7 +8,8 @@ shared/decider-protocol/vectors and framing and requires the Go codec's
 answers. It reads one JSON object per line on stdin and answers one per line
 on stdout:
 
-  {"message": "<base64 wire bytes>", "dir": "to-proxy"|"to-decider", "ext": bool}
+  {"message": "<base64 wire bytes>", "dir": "to-proxy"|"to-decider", "ext": bool,
+   "mask"?: bool}
       -> {"error": "<reason>"} or
          {"ok": true, "t": ..., "action"?: ..., "id"?: ..., "kind"?: ...,
           "canonical": "<base64 canonical bytes>" (unless the query says
@@ -447,6 +448,7 @@ def is_unique_list(v, item, nonempty):
 
 # The reference extension this reader knows.
 SRT_V1 = "srt.v1"
+MASK_V1 = "srt.mask.v1"
 EXT_NAME = re.compile(r"[a-z0-9][a-z0-9._-]{0,63}\Z")
 
 SET_FORBIDDEN = {
@@ -503,7 +505,7 @@ def check_hello_to_decider(m, ext):
         require(is_unique_list(m.get("ext"), lambda x: is_str(x) and bool(EXT_NAME.match(x)), True), bad)
 
 
-def check_hello_to_proxy(m, ext):
+def check_hello_to_proxy(m, ext, mask):
     bad = "bad hello"
     only_keys(m, ["t", "proto", "allowedDomains", "deniedDomains", "ext", "deniedResolvedAddresses"], bad)
     require(is_int(m.get("proto"), 1, 1), bad)
@@ -511,10 +513,11 @@ def check_hello_to_proxy(m, ext):
         require(key in m and is_unique_list(m.get(key), is_domain_entry, False), bad)
     accepted = []
     if "ext" in m:
-        require(ext, bad)  # only when offered: the proxy offers srt.v1 alone
+        require(ext, bad)  # only when offered: srt.v1, and srt.mask.v1 with it
         require(is_unique_list(m.get("ext"), lambda x: is_str(x) and bool(EXT_NAME.match(x)), True), bad)
         accepted = m.get("ext")
-        require(all(x == SRT_V1 for x in accepted), bad)
+        require(all(x == SRT_V1 or (x == MASK_V1 and mask) for x in accepted), bad)
+        require(MASK_V1 not in accepted or SRT_V1 in accepted, bad)
     if "deniedResolvedAddresses" in m:
         require(SRT_V1 in accepted, bad)
         require(is_unique_list(m.get("deniedResolvedAddresses"), is_address_entry, True), bad)
@@ -529,12 +532,14 @@ def check_update(m):
         require(is_unique_list(m.get("deniedResolvedAddresses"), is_address_entry, True), bad)
 
 
-def check_verdict(m):
+def check_verdict(m, mask):
     bad = "bad verdict frame"
     require(is_id(m.get("id")), bad)
     action = m.get("action")
     if action == "allow":
-        only_keys(m, ["t", "id", "action", "setHeaders", "removeHeaders", "cred", "credential"], bad)
+        only_keys(m, ["t", "id", "action", "setHeaders", "removeHeaders", "cred", "credential"] + (["inject"] if mask else []), bad)
+        if "inject" in m:
+            require(is_unique_list(m.get("inject"), is_mask_id, True), bad)
         if "setHeaders" in m:
             sh = m.get("setHeaders")
             header_map(sh, True, bad)
@@ -562,6 +567,50 @@ def check_verdict(m):
         require(is_int(m.get("max"), 1, MAX_BODY), bad)
     else:
         raise Refused(bad)
+
+
+MASK_ID = re.compile(r"[A-Za-z0-9._-]{1,64}\Z")
+SENTINEL = re.compile(r"[A-Za-z0-9._~+/=-]{16,8192}\Z")
+AWS_ROLES = ("accessKeyId", "secretAccessKey", "sessionToken")
+
+
+def is_mask_id(x):
+    return is_str(x) and bool(MASK_ID.match(x))
+
+
+def check_masks(m):
+    """A masks message alone: its own fields ("bad masks frame"), then the
+    link rules among its masks, as a link that held none would judge them."""
+    bad = "bad masks frame"
+    only_keys(m, ["t", "masks", "drop"], bad)
+    require(("masks" in m) != ("drop" in m), bad)
+    if "drop" in m:
+        require(is_unique_list(m.get("drop"), is_mask_id, True), bad)
+        return
+    masks = m.get("masks")
+    require(isinstance(masks, list) and masks, bad)
+    for x in masks:
+        require(isinstance(x, Obj), bad)
+        only_keys(x, ["id", "sentinel", "value", "aws"], bad)
+        require(is_mask_id(x.get("id")), bad)
+        require(is_str(x.get("sentinel")) and bool(SENTINEL.match(x.get("sentinel"))), bad)
+        v = x.get("value")
+        require(is_str(v) and 1 <= utf8_len(v) <= 65536 and "\x00" not in v, bad)
+        if "aws" in x:
+            a = x.get("aws")
+            require(isinstance(a, Obj), bad)
+            only_keys(a, ["pair", "role"], bad)
+            require(is_mask_id(a.get("pair")) and a.get("role") in AWS_ROLES, bad)
+    for i, x in enumerate(masks):
+        for y in masks[:i]:
+            if x.get("id") == y.get("id"):
+                raise Refused("mask id %s given twice" % x.get("id"))
+            if x.get("sentinel") in y.get("sentinel") or y.get("sentinel") in x.get("sentinel"):
+                raise Refused("sentinel of mask %s overlaps mask %s" % (x.get("id"), y.get("id")))
+            if "aws" in x and "aws" in y:
+                a, b = x.get("aws"), y.get("aws")
+                if a.get("pair") == b.get("pair") and a.get("role") == b.get("role"):
+                    raise Refused("aws pair %s has two masks of role %s" % (a.get("pair"), a.get("role")))
 
 
 REQ_KEYS = ["t", "id", "method", "host", "port", "hostHeader", "sni", "path", "query", "headers"]
@@ -644,7 +693,8 @@ def check_sync(m):
 ORDER = {
     "hello": ["t", "proto", "allowedDomains", "deniedDomains", "ext", "deniedResolvedAddresses"],
     "req": REQ_KEYS + ["kind", "user"],
-    "verdict": ["t", "id", "action", "setHeaders", "removeHeaders", "cred", "credential", "status", "reason", "max"],
+    "verdict": ["t", "id", "action", "setHeaders", "removeHeaders", "cred", "credential", "inject", "status", "reason", "max"],
+    "masks": ["t", "masks", "drop"],
     "body": ["t", "id", "data", "cut"],
     "update": ["t", "allowedDomains", "deniedDomains", "deniedResolvedAddresses"],
     "refused": ["t", "id", "reason"],
@@ -686,12 +736,14 @@ def enc(v, order=None):
 
 # ---------------------------------------------------------------------------
 
-TO_PROXY = {"hello", "verdict", "update"}
+TO_PROXY = {"hello", "verdict", "update", "masks"}
+MASK_ORDER = ["id", "sentinel", "value", "aws"]
+AWS_ORDER = ["pair", "role"]
 TO_DECIDER = {"hello", "req", "body", "refused", "sync"}
 EXT_ONLY = {"update", "refused", "sync"}
 
 
-def read_message(data, direction, ext, canonical=True):
+def read_message(data, direction, ext, mask=False, canonical=True):
     # "Checks, in order": the direction's size limit first, a req's own
     # after its t is known.
     if len(data) > (MAX_TO_PROXY if direction == "to-proxy" else MAX_TO_DECIDER):
@@ -699,14 +751,19 @@ def read_message(data, direction, ext, canonical=True):
     m = parse_frame(data)
     t = m.get("t")
     carried = TO_PROXY if direction == "to-proxy" else TO_DECIDER
-    if not is_str(t) or t not in carried or (t in EXT_ONLY and not ext):
+    if not is_str(t) or t not in carried or (t in EXT_ONLY and not ext) or (t == "masks" and not mask):
         raise Refused("unexpected message")
     if t == "req" and len(data) > MAX_REQ:
         raise Refused("oversized frame")
     if t == "hello":
-        (check_hello_to_proxy if direction == "to-proxy" else check_hello_to_decider)(m, ext)
+        if direction == "to-proxy":
+            check_hello_to_proxy(m, ext, mask)
+        else:
+            check_hello_to_decider(m, ext)
     elif t == "verdict":
-        check_verdict(m)
+        check_verdict(m, mask)
+    elif t == "masks":
+        check_masks(m)
     elif t == "update":
         check_update(m)
     elif t == "req":
@@ -725,8 +782,22 @@ def read_message(data, direction, ext, canonical=True):
     if t == "req" and ext:
         out["kind"] = m.get("kind")
     if canonical:
-        out["canonical"] = base64.b64encode(enc(m, ORDER[t]).encode("utf-8")).decode()
+        out["canonical"] = base64.b64encode(canonical_text(m, t).encode("utf-8")).decode()
     return out
+
+
+def canonical_text(m, t):
+    if t != "masks" or "masks" not in m:
+        return enc(m, ORDER[t])
+
+    def one(x):
+        members = sorted(x.members, key=lambda kv: MASK_ORDER.index(kv[0]))
+        parts = []
+        for k, v in members:
+            parts.append(enc_string(k) + ":" + (enc(v, AWS_ORDER) if k == "aws" else enc(v)))
+        return "{" + ",".join(parts) + "}"
+
+    return '{"t":"masks","masks":[' + ",".join(one(x) for x in m.get("masks")) + "]}"
 
 
 def read_frames(stream, framing, limit):
@@ -772,7 +843,8 @@ def main():
             out = {"frames": [base64.b64encode(f).decode() for f in frames], "end": end}
         else:
             try:
-                out = read_message(base64.b64decode(case["message"]), case["dir"], case["ext"], not case.get("summary"))
+                out = read_message(base64.b64decode(case["message"]), case["dir"], case["ext"], case.get("mask", False),
+                                   not case.get("summary"))
             except Refused as e:
                 out = {"error": e.reason}
         sys.stdout.write(json.dumps(out) + "\n")

@@ -253,12 +253,13 @@ func start(t *testing.T, o startOpts) *proc {
 	return p
 }
 
-// proxyHello is proxy-only mode's hello: in line framing it offers srt.v1.
+// proxyHello is proxy-only mode's hello: in line framing it offers srt.v1
+// and srt.mask.v1.
 func proxyHello(f protocol.Framing) string {
 	if f == protocol.Length {
 		return `{"t":"hello","proto":1}`
 	}
-	return `{"t":"hello","proto":1,"ext":["srt.v1"]}`
+	return `{"t":"hello","proto":1,"ext":["srt.v1","srt.mask.v1"]}`
 }
 
 // serving waits for the "serving" line and records the address.

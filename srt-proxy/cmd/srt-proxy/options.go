@@ -13,6 +13,7 @@ import (
 
 	"github.com/srt-sandbox/decider/protocol"
 	"github.com/srt-sandbox/decider/srtlink"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/rules"
 )
 
 // proxyOnlyOpts are the settings of proxy-only mode, from the command line
@@ -29,9 +30,12 @@ type proxyOnlyOpts struct {
 	caFD               int // -1: none
 	strip              []string
 	plaintextHeaderSet bool
-	verdictTimeout     time.Duration
-	debug              bool
-	warnings           []string // printed before the proxy starts
+	plaintextInject    bool
+	// sigv4 are --sigv4-streaming, --sigv4-presigned and --sigv4a.
+	sigv4Streaming, sigv4Presigned, sigv4A rules.SigV4Mode
+	verdictTimeout                         time.Duration
+	debug                                  bool
+	warnings                               []string // printed before the proxy starts
 }
 
 // proxyOnlyOptions reads and checks proxy-only mode's options, in the
@@ -39,6 +43,7 @@ type proxyOnlyOpts struct {
 func proxyOnlyOptions(c *cli.Context) (*proxyOnlyOpts, error) {
 	o := &proxyOnlyOpts{
 		plaintextHeaderSet: c.Bool("plaintext-header-set"),
+		plaintextInject:    c.Bool("plaintext-inject"),
 		verdictTimeout:     c.Duration("verdict-timeout"),
 		debug:              c.Bool("debug"),
 		strip:              c.StringSlice("strip-response-header"),
@@ -47,6 +52,19 @@ func proxyOnlyOptions(c *cli.Context) (*proxyOnlyOpts, error) {
 		if c.IsSet(name) {
 			return nil, fmt.Errorf("--%s is an option of srt's mode (--srt-mode); proxy-only mode's policy is fixed", name)
 		}
+	}
+	for _, s := range []struct {
+		name string
+		dst  *rules.SigV4Mode
+	}{{"sigv4-streaming", &o.sigv4Streaming}, {"sigv4-presigned", &o.sigv4Presigned}, {"sigv4a", &o.sigv4A}} {
+		if !c.IsSet(s.name) {
+			continue
+		}
+		mode, ok := rules.ParseSigV4Mode(c.String(s.name))
+		if !ok {
+			return nil, fmt.Errorf("--%s must be deny or passthrough (got %s)", s.name, jsonQuote(c.String(s.name)))
+		}
+		*s.dst = mode
 	}
 	var err error
 	fds := map[string]int{}

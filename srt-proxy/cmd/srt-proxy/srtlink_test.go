@@ -18,6 +18,7 @@ import (
 
 	"github.com/srt-sandbox/decider/srtlink"
 	"github.com/srt-sandbox/decider/srtlink/srtlinktest"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/rules"
 )
 
 // srt-proxy's side of the contracts with srt (decider/srtlink), run on
@@ -69,6 +70,17 @@ func TestSRTLinkFlagsVectors(t *testing.T) {
 			o.rules.PlaintextHeaderSet != rl.PlaintextHeaderSet || !reflect.DeepEqual(o.rules.StripResponseHeaders, rl.StripResponseHeaders) ||
 			o.rules.CheckPlainTargets != (rl.AmbiguousTarget != "") || (rl.AmbiguousTarget != "" && o.rules.AmbiguousTarget != targetModes[rl.AmbiguousTarget]) {
 			t.Errorf("%s: the proxy's rules %+v are not the flags' %+v", c.Name, o.rules, rl)
+		}
+		mode := func(v string) rules.SigV4Mode {
+			if v == srtlink.SigV4Passthrough {
+				return rules.SigV4Passthrough
+			}
+			return rules.SigV4Deny
+		}
+		f := c.Flags
+		if o.rules.PlaintextInject != f.PlaintextInject || o.rules.SigV4Streaming != mode(f.SigV4Streaming) ||
+			o.rules.SigV4Presigned != mode(f.SigV4Presigned) || o.rules.SigV4A != mode(f.SigV4A) {
+			t.Errorf("%s: the proxy's inject rules %+v are not the flags' %+v", c.Name, o.rules, f)
 		}
 	}
 	for _, v := range srtlink.AmbiguousTargets {

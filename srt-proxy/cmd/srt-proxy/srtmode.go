@@ -41,7 +41,12 @@ func srtOptionsOf(f srtlink.ProxyFlags) srtOptions {
 	o := srtOptions{ProxyFlags: f, rules: rules.Rules{
 		RefuseOpaqueTunnels: r.RefuseOpaqueTunnels, RequireHostMatch: r.RequireHostMatch,
 		StripResponseHeaders: r.StripResponseHeaders, PlaintextHeaderSet: r.PlaintextHeaderSet,
+		PlaintextInject: f.PlaintextInject,
 	}}
+	// srtlink.ParseProxyFlags let only SigV4Modes through ("" is deny).
+	o.rules.SigV4Streaming, _ = rules.ParseSigV4Mode(f.SigV4Streaming)
+	o.rules.SigV4Presigned, _ = rules.ParseSigV4Mode(f.SigV4Presigned)
+	o.rules.SigV4A, _ = rules.ParseSigV4Mode(f.SigV4A)
 	if r.AmbiguousTarget != "" {
 		o.rules.AmbiguousTarget, o.rules.CheckPlainTargets = targetModes[r.AmbiguousTarget], true
 	}

@@ -112,6 +112,11 @@ func TestUsageErrors(t *testing.T) {
 		{[]string{"--verdict-timeout=5"}, `srt proxy: --verdict-timeout needs a duration such as 5s or 500ms (got "5")`},
 		{[]string{"--srt-mode", "--max-tunnels", "many"}, `srt proxy: --max-tunnels needs a whole number (got "many")`},
 		{[]string{"--srt-mode", "--handshake-timeout", "1"}, `srt proxy: --handshake-timeout needs a duration such as 5s or 500ms (got "1")`},
+		{[]string{"--decider-fd", "3", "--listen", "127.0.0.1:0", "--sigv4a", "allow"}, `srt proxy: --sigv4a must be deny or passthrough (got "allow")`},
+		{[]string{"--decider-fd", "3", "--listen", "127.0.0.1:0", "--sigv4-presigned=Passthrough"}, `srt proxy: --sigv4-presigned must be deny or passthrough (got "Passthrough")`},
+		{[]string{"--decider-fd", "3", "--listen", "127.0.0.1:0", "--sigv4-streaming", ""}, `srt proxy: --sigv4-streaming must be deny or passthrough (got "")`},
+		{[]string{"--plaintext-inject=1"}, "error: unknown option '--plaintext-inject=1'"},
+		{[]string{"--sigv4a"}, "error: option '--sigv4a <deny|passthrough>' argument missing"},
 	}
 	for _, tt := range tests {
 		t.Run(strings.Join(tt.args, " "), func(t *testing.T) {

@@ -25,6 +25,7 @@ type vector struct {
 	Name          string  `json:"name"`
 	Dir           string  `json:"dir"`
 	Ext           bool    `json:"ext"`
+	Mask          bool    `json:"mask"`
 	Message       *string `json:"message"`
 	MessageBase64 *string `json:"messageBase64"`
 	Expect        struct {
@@ -103,6 +104,11 @@ func TestVectorsProxyOnly(t *testing.T) {
 			if isHello.Match(msg) && v.Ext != (f == protocol.Line) || !isHello.Match(msg) && v.Ext {
 				continue
 			}
+			// Where the proxy offers srt.v1 it offers srt.mask.v1 too: a
+			// hello judged as answering srt.v1 alone cannot run.
+			if notOffered(v, msg) {
+				continue
+			}
 			ran++
 			t.Run(v.Name+"/"+f.String(), func(t *testing.T) {
 				t.Parallel()
@@ -175,10 +181,10 @@ func TestVectorsSRTMode(t *testing.T) {
 	request := "GET http://127.0.0.1:9/ HTTP/1.1\r\nHost: 127.0.0.1:9\r\nProxy-Authorization: Basic " +
 		base64.StdEncoding.EncodeToString([]byte("user:"+token)) + "\r\n\r\n"
 	for _, v := range loadVectors(t) {
-		if !v.Ext {
+		msg := v.wire(t)
+		if !v.Ext || notOffered(v, msg) {
 			continue
 		}
-		msg := v.wire(t)
 		t.Run(v.Name, func(t *testing.T) {
 			t.Parallel()
 			decMine, decTheirs := socketPair(t)
@@ -188,10 +194,13 @@ func TestVectorsSRTMode(t *testing.T) {
 			decTheirs.Close()
 			ctlTheirs.Close()
 			d := &decider{t: t, r: protocol.NewReader(decMine, protocol.Line, protocol.MaxProxyFrame), w: protocol.NewWriter(decMine, protocol.Line), c: decMine}
-			if got := string(d.next()); got != `{"t":"hello","proto":1,"ext":["srt.v1"]}` {
+			if got := string(d.next()); got != `{"t":"hello","proto":1,"ext":["srt.v1","srt.mask.v1"]}` {
 				t.Fatalf("proxy hello %q", got)
 			}
 			hello := `{"t":"hello","proto":1,"allowedDomains":["127.0.0.1"],"deniedDomains":[],"ext":["srt.v1"]}`
+			if v.Mask {
+				hello = `{"t":"hello","proto":1,"allowedDomains":["127.0.0.1"],"deniedDomains":[],"ext":["srt.v1","srt.mask.v1"]}`
+			}
 			if isHello.Match(msg) {
 				hello = string(msg)
 			}
@@ -228,6 +237,13 @@ func TestVectorsSRTMode(t *testing.T) {
 				}
 				return
 			}
+			if v.Mask && v.Expect.OK {
+				// An allow's inject, or a drop, names masks the link
+				// holds: give them.
+				if ms := injectMasks(t, msg); ms != "" {
+					d.send(ms)
+				}
+			}
 			d.sendRaw(frameBytes(protocol.Line, string(msg)))
 			if v.Expect.Error != "" {
 				want := "request decider: " + v.Expect.Error + "\n"
@@ -243,11 +259,51 @@ func TestVectorsSRTMode(t *testing.T) {
 			} else if id != 1 {
 				t.Fatalf("request id %d; the vector's verdict is for id 1", id)
 			}
-			if ans := await(t, got); !strings.HasPrefix(ans, "HTTP/1.1 403 ") {
+			ans := await(t, got)
+			if v.Mask && v.Expect.Action == protocol.ActionAllow && !strings.Contains(string(msg), "setHeaders") {
+				// Allowed, with the masks it names: forwarded to the
+				// closed port.
+				if !strings.HasPrefix(ans, "HTTP/1.1 502 ") || !strings.Contains(ans, "upstream 127.0.0.1:9: connection refused") {
+					t.Fatalf("got %q", ans)
+				}
+				return
+			}
+			if !strings.HasPrefix(ans, "HTTP/1.1 403 ") {
 				t.Fatalf("got %q", ans)
 			}
 		})
 	}
+}
+
+// notOffered: a decider hello accepting srt.mask.v1 that the vector judges
+// as answering srt.v1 alone; srt-proxy offers both.
+func notOffered(v vector, msg []byte) bool {
+	return isHello.Match(msg) && !v.Mask && strings.Contains(string(msg), protocol.ExtMaskV1)
+}
+
+// injectMasks is a masks message giving the masks msg's inject or drop
+// names, or "" when it names none.
+func injectMasks(t *testing.T, msg []byte) string {
+	var a struct {
+		Inject []string `json:"inject"`
+		Drop   []string `json:"drop"`
+	}
+	if err := json.Unmarshal(msg, &a); err != nil {
+		t.Fatal(err)
+	}
+	ids := append(a.Inject, a.Drop...)
+	if len(ids) == 0 {
+		return ""
+	}
+	m := &protocol.Masks{}
+	for i, id := range ids {
+		m.Masks = append(m.Masks, protocol.Mask{ID: id, Sentinel: "fake_value_" + strconv.Itoa(1000000+i) + "_sentinel", Value: "v"})
+	}
+	b, err := protocol.Encode(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
 }
 
 // nextReqExt reads a req under srt.v1.

@@ -35,7 +35,7 @@ func (a *Asker) Ask(ctx context.Context, r *ask.Request) (ask.Verdict, error) {
 		}
 		return ask.Verdict{}, err
 	}
-	v, err := a.Link.Ask(ctx, req, r.Body)
+	v, inject, err := a.Link.Ask(ctx, req, r.Body)
 	if err != nil {
 		if errors.Is(err, link.ErrBodyless) {
 			return ask.Verdict{}, ask.ErrBodylessBody
@@ -47,7 +47,9 @@ func (a *Asker) Ask(ctx context.Context, r *ask.Request) (ask.Verdict, error) {
 		// Refused names the request by it; the decider remembers a
 		// window of recent allows, and forgets older ones.
 		r.AllowedAs = req.ID
-		return allowVerdict(v, r.Host), nil
+		out := allowVerdict(v, r.Host)
+		out.Inject = injectMasks(inject)
+		return out, nil
 	case *protocol.Deny:
 		reason := ""
 		if v.Reason != nil {
@@ -57,6 +59,22 @@ func (a *Asker) Ask(ctx context.Context, r *ask.Request) (ask.Verdict, error) {
 	default: // the link returns only allows and denies
 		return ask.Verdict{}, fmt.Errorf("%w: unexpected verdict %T", link.ErrUnavailable, v)
 	}
+}
+
+// injectMasks are the masks an allow names (srt.mask.v1), as the proxy's
+// request path takes them; nil when it names none.
+func injectMasks(ms []protocol.Mask) []ask.Mask {
+	if len(ms) == 0 {
+		return nil
+	}
+	out := make([]ask.Mask, len(ms))
+	for i, m := range ms {
+		out[i] = ask.Mask{ID: m.ID, Sentinel: m.Sentinel, Value: m.Value}
+		if m.AWS != nil {
+			out[i].AWSPair, out[i].AWSRole = m.AWS.Pair, m.AWS.Role
+		}
+	}
+	return out
 }
 
 // Refused implements ask.Asker: it names the request by the id it was

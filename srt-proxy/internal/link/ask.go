@@ -45,11 +45,23 @@ var ErrBodyRead = errors.New("reading the request body")
 const whyBudget = "too many request bodies held for inspection"
 
 // Ask sends r and returns its final verdict (*protocol.Allow or
-// *protocol.Deny). A need_body is served here: body's first bytes go to
+// *protocol.Deny) and, for an allow that names masks (srt.mask.v1's
+// inject), those masks as they stood when the allow was read (nil when
+// it names none). A need_body is served here: body's first bytes go to
 // the decider (a nil body is an empty one) and the final verdict follows.
 // Every failure of the decider wraps ErrUnavailable, and the caller fails
 // closed; ErrBodyless and ErrBodyRead are the request's own.
-func (l *Link) Ask(ctx context.Context, r *protocol.Req, body Body) (protocol.Verdict, error) {
+func (l *Link) Ask(ctx context.Context, r *protocol.Req, body Body) (protocol.Verdict, []protocol.Mask, error) {
+	w := &waiter{ch: make(chan protocol.Verdict, 2), kind: r.Kind}
+	v, err := l.ask(ctx, r, body, w)
+	if err != nil {
+		return nil, nil, err
+	}
+	// w.inject was set before the allow was handed over on w.ch.
+	return v, w.inject, nil
+}
+
+func (l *Link) ask(ctx context.Context, r *protocol.Req, body Body, w *waiter) (protocol.Verdict, error) {
 	if l.Err() != nil {
 		return nil, l.unavailable()
 	}
@@ -63,7 +75,6 @@ func (l *Link) Ask(ctx context.Context, r *protocol.Req, body Body) (protocol.Ve
 	if err != nil {
 		return nil, err
 	}
-	w := &waiter{ch: make(chan protocol.Verdict, 2)}
 	l.mu.Lock()
 	l.waits[id] = w
 	l.newest = id

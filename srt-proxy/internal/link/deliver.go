@@ -22,6 +22,10 @@ const (
 type waiter struct {
 	phase phase
 	ch    chan protocol.Verdict
+	kind  protocol.Kind
+	// inject are the masks an allow names (srt.mask.v1), as they stood
+	// when it was read; set before the allow is handed over on ch.
+	inject []protocol.Mask
 }
 
 // lateState is what may still come for a request the proxy gave up on.
@@ -37,6 +41,7 @@ const (
 	whyNotDeny        = "a verdict other than deny while the body was read"
 	whySecondNeedBody = "a second need_body"
 	whyNeedBodyLate   = "need_body where none may come"
+	whyInjectKind     = "inject on an allow of a req whose kind is not http"
 )
 
 // readLoop delivers verdicts and updates until the link dies.
@@ -47,7 +52,7 @@ func (l *Link) readLoop() {
 			l.kill(readError(err))
 			return
 		}
-		m, err := protocol.DecodeDeciderMessage(frame, l.ext)
+		m, err := protocol.DecodeDeciderMessageExts(frame, protocol.Exts{SRT: l.ext, Mask: l.mask})
 		if err != nil {
 			l.kill(readError(err))
 			return
@@ -56,6 +61,14 @@ func (l *Link) readLoop() {
 		case *protocol.Update:
 			if l.cfg.OnUpdate != nil {
 				l.cfg.OnUpdate(Lists{m.AllowedDomains, m.DeniedDomains, m.DeniedResolvedAddresses})
+			}
+		case *protocol.Masks:
+			l.mu.Lock()
+			err := l.masks.Apply(m)
+			l.mu.Unlock()
+			if err != nil {
+				l.kill(readError(err))
+				return
 			}
 		case protocol.Verdict:
 			if err := l.deliver(m); err != nil {
@@ -79,7 +92,19 @@ func (l *Link) deliver(v protocol.Verdict) error {
 	_, deny := v.(*protocol.Deny)
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	// The masks an allow names are resolved as the allow is read: a drop
+	// read after it does not take them from its request.
+	var inject []protocol.Mask
+	if a, ok := v.(*protocol.Allow); ok && a.Inject != nil {
+		var err error
+		if inject, err = l.masks.Resolve(a.Inject); err != nil {
+			return readError(err)
+		}
+	}
 	if w, ok := l.waits[id]; ok {
+		if inject != nil && w.kind != protocol.KindHTTP {
+			return errors.New(whyInjectKind)
+		}
 		switch {
 		case w.phase == phaseReading && !deny:
 			return errors.New(whyNotDeny)
@@ -90,6 +115,7 @@ func (l *Link) deliver(v protocol.Verdict) error {
 		default:
 			delete(l.waits, id)
 		}
+		w.inject = inject
 		w.ch <- v
 		return nil
 	}

@@ -22,6 +22,8 @@
 //	  │ ◀── verdict {id 2, deny} ───────────────────────── │   Ask returns it
 //	  │ ◀── update {lists} (srt.v1) ────────────────────── │   OnUpdate
 //	  │ ── refused {id 1, reason} (srt.v1) ────────────────▶ │   Refused
+//	  │ ◀── masks {masks | drop} (srt.mask.v1) ─────────── │   the mask table
+//	  │ ◀── verdict {id 3, allow, inject [ids]} ────────── │   Ask returns the masks
 //
 // The link's own rules, on top of the codec's (decider/protocol):
 //
@@ -40,4 +42,11 @@
 //     after one already came ("need_body where none may come") — or when
 //     it is 4096 or more below the newest id; otherwise it kills the link
 //     ("verdict for id N, which nothing waits on").
+//   - srt.mask.v1 (offered with srt.v1): the link keeps the masks the
+//     decider gives until it drops them (protocol.MaskTable, whose
+//     reasons kill the link: "mask id X given twice", …). An allow's
+//     inject is resolved when the allow is read, into the masks Ask
+//     returns; an unknown id ("inject names unknown mask X"), or inject on
+//     a req that is not http ("inject on an allow of a req whose kind is
+//     not http"), kills the link. Values are never logged.
 package link

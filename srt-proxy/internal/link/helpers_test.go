@@ -49,6 +49,13 @@ func socketPair(t *testing.T) (net.Conn, net.Conn) {
 // allowed; the fake decider then reads everything the proxy sends.
 func startLink(t *testing.T, f protocol.Framing, cfg Config) (*Link, *fakeDecider) {
 	t.Helper()
+	return startLinkHello(t, f, cfg, `{"t":"hello","proto":1,"allowedDomains":["a.test"],"deniedDomains":[]}`)
+}
+
+// startLinkHello is startLink with the decider's hello; the proxy's
+// messages are read under srt.v1 when the hello accepts it.
+func startLinkHello(t *testing.T, f protocol.Framing, cfg Config, hello string) (*Link, *fakeDecider) {
+	t.Helper()
 	proxyEnd, decEnd := socketPair(t)
 	d := &fakeDecider{t: t, c: decEnd, w: protocol.NewWriter(decEnd, f), msgs: make(chan protocol.Message, 8192)}
 	cfg.Framing = f
@@ -65,7 +72,7 @@ func startLink(t *testing.T, f protocol.Framing, cfg Config) (*Link, *fakeDecide
 	if _, err := r.Read(); err != nil {
 		t.Fatalf("reading the proxy's hello: %v", err)
 	}
-	d.send(`{"t":"hello","proto":1,"allowedDomains":["a.test"],"deniedDomains":[]}`)
+	d.send(hello)
 	rs := <-got
 	if rs.err != nil {
 		t.Fatal(rs.err)
@@ -78,7 +85,7 @@ func startLink(t *testing.T, f protocol.Framing, cfg Config) (*Link, *fakeDecide
 				close(d.msgs)
 				return
 			}
-			m, err := protocol.DecodeProxyMessage(frame, false)
+			m, err := protocol.DecodeProxyMessage(frame, rs.l.Ext())
 			if err != nil {
 				t.Errorf("the proxy sent a bad message %q: %v", frame, err)
 				close(d.msgs)
@@ -123,7 +130,7 @@ type answer struct {
 func askAsync(l *Link, body Body) <-chan answer {
 	ch := make(chan answer, 1)
 	go func() {
-		v, err := l.Ask(context.Background(), &protocol.Req{Method: "POST", Host: "a.test", Port: 80, Path: "/"}, body)
+		v, _, err := l.Ask(context.Background(), &protocol.Req{Method: "POST", Host: "a.test", Port: 80, Path: "/"}, body)
 		ch <- answer{v, err}
 	}()
 	return ch

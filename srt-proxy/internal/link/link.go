@@ -41,7 +41,8 @@ type Lists struct {
 // Config configures a Link.
 type Config struct {
 	Framing protocol.Framing
-	// OfferExt offers the srt.v1 extension (srt's own mode, line framing).
+	// OfferExt offers the srt.v1 extension and, with it, srt.mask.v1
+	// (line framing only).
 	OfferExt bool
 	// Timeout bounds the wait for each verdict (DefaultTimeout if zero).
 	Timeout time.Duration
@@ -60,7 +61,8 @@ type Link struct {
 	stream io.Writer       // written by the outbox's owner
 	direct syscall.RawConn // non-nil: a sender may write without waiting (outbox)
 	close  func() error
-	ext    bool
+	ext    bool // srt.v1 is in force
+	mask   bool // srt.mask.v1 is in force
 	hello  Lists
 
 	nextID atomic.Uint64
@@ -69,6 +71,7 @@ type Link struct {
 	late   map[uint64]lateState // ids given up on whose verdicts may still come
 	newest uint64
 	held   int64 // body bytes reserved for inspection
+	masks  *protocol.MaskTable
 
 	out       *outbox
 	maxQueued int64
@@ -111,7 +114,7 @@ func DialContext(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (*Link,
 	}
 	l := &Link{
 		cfg: cfg, r: protocol.NewReader(rw, cfg.Framing, protocol.MaxFrame), stream: rw, direct: directConn(rw),
-		close: rw.Close, waits: map[uint64]*waiter{}, late: map[uint64]lateState{},
+		close: rw.Close, waits: map[uint64]*waiter{}, late: map[uint64]lateState{}, masks: protocol.NewMaskTable(),
 		out: newOutbox(), maxQueued: cfg.MaxQueued, clock: newClock(cfg.Timeout), dead: make(chan struct{}),
 	}
 	if l.maxQueued <= 0 {
@@ -120,7 +123,7 @@ func DialContext(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (*Link,
 	hello := &protocol.ProxyHello{}
 	offer := cfg.OfferExt && cfg.Framing == protocol.Line
 	if offer {
-		hello.Ext = []string{protocol.ExtSRTv1}
+		hello.Ext = []string{protocol.ExtSRTv1, protocol.ExtMaskV1}
 	}
 	msg, err := protocol.Encode(hello)
 	if err != nil {
@@ -141,7 +144,7 @@ func DialContext(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (*Link,
 			got <- result{err: readError(err)}
 			return
 		}
-		m, err := protocol.DecodeDeciderMessage(frame, offer)
+		m, err := protocol.DecodeDeciderMessageExts(frame, protocol.Exts{SRT: offer, Mask: offer})
 		if err != nil {
 			got <- result{err: helloError(err)}
 			return
@@ -160,6 +163,7 @@ func DialContext(ctx context.Context, rw io.ReadWriteCloser, cfg Config) (*Link,
 			return nil, fmt.Errorf("decider: %w", res.err)
 		}
 		l.ext = res.h.HasExt(protocol.ExtSRTv1)
+		l.mask = res.h.HasExt(protocol.ExtMaskV1)
 		l.hello = Lists{res.h.AllowedDomains, res.h.DeniedDomains, res.h.DeniedResolvedAddresses}
 	case <-ctx.Done():
 		rw.Close()
@@ -207,6 +211,16 @@ func (l *Link) Hello() Lists { return l.hello }
 
 // Ext says whether srt.v1 is in force.
 func (l *Link) Ext() bool { return l.ext }
+
+// Mask says whether srt.mask.v1 is in force.
+func (l *Link) Mask() bool { return l.mask }
+
+// MasksLive is the number of masks the decider gave and has not dropped.
+func (l *Link) MasksLive() int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.masks.Len()
+}
 
 // Dead is closed when the link has died; Err then says why.
 func (l *Link) Dead() <-chan struct{} { return l.dead }

@@ -130,7 +130,7 @@ func TestSequenceViolations(t *testing.T) {
 				d.send(verdict(req.ID, tt.after))
 				waitDead(t, l, tt.why)
 				unavailable(t, wait(t, ch).err, tt.why)
-				if _, err := l.Ask(context.Background(), &protocol.Req{Method: "GET", Host: "a.test", Port: 80, Path: "/"}, nil); err == nil {
+				if _, _, err := l.Ask(context.Background(), &protocol.Req{Method: "GET", Host: "a.test", Port: 80, Path: "/"}, nil); err == nil {
 					t.Fatal("a dead link answered")
 				} else {
 					unavailable(t, err, tt.why)
@@ -266,7 +266,7 @@ func TestIDWindow(t *testing.T) {
 		}
 	}()
 	for i := 0; i < idWindow+5; i++ {
-		if _, err := l.Ask(context.Background(), &protocol.Req{Method: "GET", Host: "a.test", Port: 80, Path: "/"}, nil); err != nil {
+		if _, _, err := l.Ask(context.Background(), &protocol.Req{Method: "GET", Host: "a.test", Port: 80, Path: "/"}, nil); err != nil {
 			t.Fatal(err)
 		}
 	}

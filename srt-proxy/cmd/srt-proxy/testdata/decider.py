@@ -19,7 +19,7 @@ def send(msg):
     stream.write(json.dumps(msg, separators=(",", ":")).encode() + b"\n")
 
 
-hello = json.loads(next(lines))  # {"t":"hello","proto":1,"ext":["srt.v1"]}: no extension is taken
+hello = json.loads(next(lines))  # {"t":"hello","proto":1,"ext":["srt.v1","srt.mask.v1"]}: no extension is taken
 assert hello["t"] == "hello" and hello["proto"] == 1, hello
 send({"t": "hello", "proto": 1, "allowedDomains": sys.argv[1:], "deniedDomains": []})
 

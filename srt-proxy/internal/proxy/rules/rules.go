@@ -53,6 +53,37 @@ type Rules struct {
 	// request (cleartext: anyone on the path reads them); without it such
 	// an allow is refused (403) and nothing is forwarded.
 	PlaintextHeaderSet bool
+	// PlaintextInject (--plaintext-inject; srt: credentials.
+	// allowPlaintextInject) lets an allow's masked secrets
+	// (ask.Verdict.Inject) be put back into plain-HTTP requests too;
+	// without it they are put back only inside TLS tunnels the proxy
+	// terminates, and a plain-HTTP request goes with its sentinels.
+	PlaintextInject bool
+	// SigV4Streaming, SigV4Presigned and SigV4A (--sigv4-streaming,
+	// --sigv4-presigned, --sigv4a; srt: credentials.sigv4) say what to do
+	// with an AWS request made with a masked access key id that the proxy
+	// cannot sign again: a streaming-signed body, a presigned URL, a
+	// SigV4a signature. The zero value refuses it.
+	SigV4Streaming, SigV4Presigned, SigV4A SigV4Mode
+}
+
+// SigV4Mode is the value of a sigv4 flag.
+type SigV4Mode int
+
+const (
+	SigV4Deny        SigV4Mode = iota // refuse the request ("deny", the default)
+	SigV4Passthrough                  // forward it as the client signed it ("passthrough")
+)
+
+// ParseSigV4Mode reads a sigv4 flag's value: "deny" or "passthrough".
+func ParseSigV4Mode(v string) (SigV4Mode, bool) {
+	switch v {
+	case "deny":
+		return SigV4Deny, true
+	case "passthrough":
+		return SigV4Passthrough, true
+	}
+	return SigV4Deny, false
 }
 
 // TargetMode is the network.ambiguousRequestTarget setting.
