@@ -214,6 +214,9 @@ func (c *Cmd) Release() error {
 		if c.claim != nil {
 			err = c.claim.Release()
 		}
+		if c.maskKey != nil {
+			c.m.releaseMasks(*c.maskKey)
+		}
 	})
 	return err
 }

@@ -167,6 +167,8 @@ type Cmd struct {
 	pass      []passFile // WithPassFile's, checked at Start
 	id        string     // the sandbox's id for the proxy
 	life      runState
+	// maskKey is the command's key when srt gave the decider its masks.
+	maskKey *string
 }
 
 // Command wraps a shell command string. The command runs with the
@@ -239,6 +241,13 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		text = command
 	}
 	m.net.remember(srtlink.KeyLabel(key), text)
+	// The masked credentials: the command's environment and files show
+	// sentinels, and the decider has the real values before it starts.
+	masks, err := m.commandMasks(cfg, o.env, filepath.Clean(home), filepath.Clean(o.dir), newToken()[:16])
+	if err != nil {
+		return nil, err
+	}
+	o.env, cfg = masks.env, masks.config(cfg)
 	// The state directory is made before the plan, which keeps it
 	// read-only: a command that may write $TMPDIR must not make it first.
 	stateDir, err := placeholders.StateDir()
@@ -249,7 +258,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		Config: cfg, FS: fsview.OS{}, Cwd: filepath.Clean(o.dir), Home: filepath.Clean(home), UID: os.Getuid(), TmpDir: plan.PrivateTmp,
 		Env: o.env, Command: []string{m.shell, "-c", command},
 		Proxy: m.proxyPlan(key), Network: network, Helpers: []string{m.net.helper}, StateDir: stateDir,
-		SettingsFiles: m.settingsFiles(home),
+		SettingsFiles: m.settingsFiles(home), MaskedFiles: masks.order,
 	}
 	p, run, err := m.plan(&in)
 	if err != nil {
@@ -365,6 +374,19 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 			return nil, err
 		}
 	}
+	// Then the masked copies of credentials files: anonymous memory
+	// files, so that nothing of them is on disk, or left after srt.
+	var copies []*os.File
+	for i := range p.MaskedFiles {
+		var f *os.File
+		if err == nil {
+			f, err = memFile("srt-credmask", masks.files[p.MaskedFiles[i].Path])
+		}
+		if err == nil {
+			copies = append(copies, f)
+			p.MaskedFiles[i].FD, next = next, next+1
+		}
+	}
 	enter, nsFiles := nsenterArgs(ns, next)
 	// The passed descriptors come last; the init stage moves each to the
 	// number the command gets it at.
@@ -372,14 +394,17 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		p.Init.PassFDs = append(p.Init.PassFDs, initstage.PassFD{From: next + len(nsFiles) + i, To: pf.n})
 		c.pass = append(c.pass, pf)
 	}
-	options, inside := p.BwrapArgs(initstage.ExePath, firstFD)
-	data, err := argsData(options)
+	var data []byte
 	var args *os.File
+	options, inside := p.BwrapArgs(initstage.ExePath, firstFD)
+	if err == nil {
+		data, err = argsData(options)
+	}
 	if err == nil {
 		args, err = memFile("srt-bwrap-args", data)
 	}
 	if err != nil {
-		for _, g := range grants {
+		for _, g := range append(grants, copies...) {
 			g.Close()
 		}
 		if resolv != nil {
@@ -392,6 +417,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	if resolv != nil {
 		c.childEnds = append(c.childEnds, resolv)
 	}
+	c.childEnds = append(c.childEnds, copies...)
 	// srt's copies of the namespaces stay with ns: not childEnds, which
 	// Attach closes.
 	extra := append(append([]*os.File(nil), c.childEnds...), nsFiles...)
@@ -408,6 +434,12 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	cmd.WaitDelay = 5 * time.Second
 	c.Cmd = cmd
 	c.m, c.id = m, newToken()
+	if len(masks.masks) > 0 {
+		if err := m.sendMasks(key, masks.masks); err != nil {
+			return nil, err
+		}
+		c.maskKey = &key
+	}
 	c.done, c.readerDone, c.servedDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	return c, nil
 }

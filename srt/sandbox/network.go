@@ -42,11 +42,13 @@ type network struct {
 	// confirmation, so not mu, which violation callbacks take).
 	regMu sync.Mutex
 	// texts maps attribution labels to command texts (FIFO of 1024).
-	mu     sync.Mutex
-	texts  map[string]string
-	order  []string
-	lists  map[string][]string // per-command allow lists, by command id
-	helper string              // the ssh ProxyCommand executable (host path)
+	mu    sync.Mutex
+	texts map[string]string
+	order []string
+	lists map[string][]string // per-command allow lists, by command id
+	// maskRuns counts the runs whose masks the decider has, by key.
+	maskRuns map[string]int
+	helper   string // the ssh ProxyCommand executable (host path)
 	// trust is the running egress's TLS termination; nil without it.
 	trust atomic.Pointer[trustFiles]
 	// made is the network settings the Manager was made with, of which
@@ -180,6 +182,7 @@ func (m *Manager) egressConfig(cfg *settings.Config) egress.Config {
 		// With every port relayed to an external proxy there is nothing
 		// for srt to decide: srt-proxy runs alone.
 		RelayOnly: !m.net.ext.ownProxy(),
+		Scrub:     scrubbedVars(&cfg.Credentials),
 	}
 	// TLS termination is srt's own HTTP proxy's (the settings refuse it
 	// with httpProxyPort; an update cannot bring it back).

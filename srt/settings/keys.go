@@ -102,11 +102,6 @@ var Keys = []Key{
 	{Path: "network.ambiguousRequestTarget", StartOnly: ReadByProxy, value: func(n *Network) any { return n.AmbiguousRequestTarget }, Example: `"normalize"`},
 	{Path: "network.stripResponseHeaders", StartOnly: ReadByProxy, value: func(n *Network) any { return n.StripResponseHeaders }, Example: `["x-secret"]`},
 	{Path: "network.allowPlaintextHeaderSet", StartOnly: ReadByProxy, value: func(n *Network) any { return n.AllowPlaintextHeaderSet }, Example: `true`},
-
-	{Path: "credentials.envVars[].mode", NotYetValue: "mask", NotYet: `"mask" is not implemented by srt yet; use "deny" to keep the variable out of the sandbox`, Example: `{"envVars":[{"name":"TOKEN","mode":"mask"}],"allowPlaintextInject":true}`},
-	{Path: "credentials.files[].mode", NotYetValue: "mask", NotYet: `"mask" is not implemented by srt yet; use "deny" to keep the file out of the sandbox`, Example: `{"files":[{"path":"/home/u/.netrc","mode":"mask"}],"allowPlaintextInject":true}`},
-	{Path: "credentials.awsPairs", NotYet: notYet, Example: `[{"accessKeyIdVar":"AWS_ACCESS_KEY_ID","secretAccessKeyVar":"AWS_SECRET_ACCESS_KEY"}]`},
-	{Path: "credentials.sigv4", NotYet: notYet, Example: `{}`},
 }
 
 // ExampleFile is the smallest settings file with the key set to Example

@@ -28,6 +28,8 @@ var dynamicMessages = map[string][]string{
 	// Patterns reports the rule an entry broke, then the reference's
 	// message of the list it checks where the reference refuses it too.
 	"Patterns": patternMessages(),
+	// maskFieldList reports a refused injectHosts entry as Patterns does.
+	"maskFieldList": patternMessages(),
 	// NetworkObject's deniedResolvedAddresses reports the policy package's error.
 	"NetworkObject": {policy.InvalidAddressRangeMessage},
 	// unimplemented says what Keys says of what srt does not implement yet.

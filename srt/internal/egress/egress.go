@@ -19,6 +19,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -57,6 +58,25 @@ type Config struct {
 	// and socksProxyPort are set, so nothing is srt's to decide. Only
 	// ProxyPath, Debug and Stderr matter then.
 	RelayOnly bool
+	// Scrub are variables of srt's environment the egress processes do
+	// not inherit: the credentials srt masks or denies (their real values
+	// reach srt-proxy only over the decider protocol).
+	Scrub []string
+}
+
+// childEnv is srt's environment without the variables of Scrub.
+func (c *Config) childEnv() []string {
+	var env []string
+outer:
+	for _, kv := range os.Environ() {
+		for _, name := range c.Scrub {
+			if strings.HasPrefix(kv, name+"=") {
+				continue outer
+			}
+		}
+		env = append(env, kv)
+	}
+	return env
 }
 
 // StartError is srt-proxy's own account of why it could not start.
@@ -158,6 +178,7 @@ func Start(cfg Config) (*Egress, error) {
 	}
 	e.decider = exec.Command(cfg.DeciderPath, dargs...)
 	e.decider.ExtraFiles = []*os.File{decP, ctlDec}
+	e.decider.Env = cfg.childEnv()
 	e.decider.Stderr = cfg.Stderr
 	e.decider.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := e.decider.Start(); err != nil {
@@ -167,7 +188,7 @@ func Start(cfg Config) (*Egress, error) {
 	flags := cfg.ProxyFlags()
 	e.proxy = exec.Command(cfg.ProxyPath, flags.Args()...)
 	e.proxy.ExtraFiles = []*os.File{proxyD, hoProxy}
-	e.proxy.Env = append(os.Environ(), srtlink.TokenEnv+"="+cfg.Token)
+	e.proxy.Env = append(cfg.childEnv(), srtlink.TokenEnv+"="+cfg.Token)
 	e.proxy.Stderr = cfg.Stderr
 	e.proxy.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := e.proxy.Start(); err != nil {
@@ -361,6 +382,19 @@ func (e *Egress) Register(id string, allowed []string) error {
 		return err
 	}
 	return e.controlSync(updateWait, "the command's list")
+}
+
+// Masks gives the decider the masked credentials of the command whose key
+// is id (control.TMasks). It returns once the decider has them: every
+// request the command makes from then on may carry them.
+func (e *Egress) Masks(id string, masks []control.Mask) error {
+	if e.ctl == nil {
+		return errors.New("egress: no decider runs, so no masked credential can be injected")
+	}
+	if err := e.ctl.Write(&control.Message{T: control.TMasks, ID: id, Masks: masks}); err != nil {
+		return fmt.Errorf("egress: the command's masked credentials could not be sent to the decider: %w", err)
+	}
+	return e.controlSync(updateWait, "the command's masked credentials")
 }
 
 // Unregister removes a command's own allow list.

@@ -37,6 +37,7 @@ func startRelayOnly(cfg Config) (*Egress, error) {
 	flags := cfg.ProxyFlags()
 	e.proxy = exec.Command(cfg.ProxyPath, flags.Args()...)
 	e.proxy.ExtraFiles = []*os.File{theirs}
+	e.proxy.Env = cfg.childEnv()
 	e.proxy.Stderr = cfg.Stderr
 	e.proxy.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := e.proxy.Start(); err != nil {

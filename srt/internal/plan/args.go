@@ -85,6 +85,9 @@ func (p *Plan) BwrapArgs(initExe string, firstFD int) (options, command []string
 	if p.ResolvConf != "" {
 		a = append(a, "--ro-bind-data", strconv.Itoa(p.ResolvFD), p.ResolvConf)
 	}
+	for _, f := range p.MaskedFiles {
+		a = append(a, "--ro-bind-data", strconv.Itoa(f.FD), f.Path)
+	}
 	for _, e := range p.Env {
 		if e.Unset {
 			a = append(a, "--unsetenv", e.Name)

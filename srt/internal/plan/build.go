@@ -117,6 +117,14 @@ func Build(in Input) (*Plan, error) {
 			b.resolvConf()
 		}
 	}
+	// A masked file the rules hide stays hidden: its copy is not bound.
+	for _, f := range in.MaskedFiles {
+		if b.t.readable(f) {
+			b.p.MaskedFiles = append(b.p.MaskedFiles, MaskedFile{Path: f})
+		} else {
+			b.note("credentials.files: %s is hidden by the rules, so its masked copy is not shown", f)
+		}
+	}
 	// A helper is bound in only where the rules hide it: every mount costs
 	// start-up time.
 	for _, h := range in.Helpers {

@@ -54,6 +54,11 @@ type Input struct {
 	SettingsFiles []string
 	// Limits are srt's bounds on the plan; srt itself leaves them zero.
 	Limits Limits
+	// MaskedFiles are the files of credentials.files entries in mode
+	// "mask" that srt masked, absolute, their symlinks resolved: each
+	// shows the masked copy srt made (Plan.MaskedFiles), read-only, in
+	// place of the real file.
+	MaskedFiles []string
 }
 
 // Limits bound the work of a plan. A zero field is srt's own limit; tests
@@ -243,6 +248,10 @@ type Plan struct {
 	// the sandbox keeps the host's.
 	ResolvConf string
 	ResolvFD   int
+	// MaskedFiles are bound last, each from its descriptor (which the
+	// caller sets) over the real file: the masked copies of
+	// credentials.files (Input.MaskedFiles) that the rules leave readable.
+	MaskedFiles []MaskedFile
 	// Init is what the init stage applies before it starts Command.
 	Init    initstage.Spec
 	Command []string
@@ -251,4 +260,11 @@ type Plan struct {
 	// secret is the per-run proxy password the environment carries, which
 	// String masks: the plan is printed in debug output.
 	secret string
+}
+
+// MaskedFile is a masked copy of a credentials file, bound read-only from
+// descriptor FD (an anonymous memory file: nothing on disk) over Path.
+type MaskedFile struct {
+	Path string
+	FD   int
 }

@@ -47,6 +47,9 @@ func (p *Plan) String() string {
 	if p.ResolvConf != "" {
 		fmt.Fprintf(&sb, "resolv.conf %s\n", p.ResolvConf)
 	}
+	for _, f := range p.MaskedFiles {
+		fmt.Fprintf(&sb, "masked-file %s\n", f.Path)
+	}
 	for _, w := range p.WriteRoots {
 		fmt.Fprintf(&sb, "write-root %s\n", w)
 	}
