@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/srt-sandbox/decider/policy"
 )
 
 // TokenEnv is the environment variable that carries the proxy credential
@@ -47,7 +49,25 @@ type ProxyFlags struct {
 	SigV4A         string `json:"sigv4a,omitempty"`
 	// TLS, when not nil, turns TLS termination on (network.tlsTerminate).
 	TLS *TLS `json:"tls,omitempty"`
+	// MITM, when not nil, sends the hosts it names to the user's MITM
+	// proxy (network.mitmProxy); never with TLS.
+	MITM *MITM `json:"mitm,omitempty"`
 }
+
+// MITM is network.mitmProxy for srt-proxy: the tunnels (and plain-HTTP
+// requests) to a host that one of Domains matches go, once allowed, to
+// the HTTP proxy listening on the Unix socket Socket.
+type MITM struct {
+	// Socket is socketPath, absolute.
+	Socket string `json:"socket"`
+	// Domains are the domains patterns as written (the allowedDomains
+	// grammar without a port); at least one.
+	Domains []string `json:"domains"`
+}
+
+// MITMExclusive is the refusal of network.mitmProxy with
+// network.tlsTerminate: the reference's message.
+const MITMExclusive = "network.tlsTerminate and network.mitmProxy are mutually exclusive"
 
 // Rules are the settings' request options (network.refuseOpaqueTunnels,
 // requireHostMatch, allowPlaintextHeaderSet, ambiguousRequestTarget,
@@ -163,6 +183,12 @@ func (f *ProxyFlags) Args() []string {
 			opt("--handshake-timeout", t.HandshakeTimeout.String())
 		}
 	}
+	if m := f.MITM; m != nil {
+		opt("--mitm-socket", m.Socket)
+		for _, d := range m.Domains {
+			opt("--mitm-domain", d)
+		}
+	}
 	return a
 }
 
@@ -183,6 +209,7 @@ var proxyFlags = []flagSpec{
 	{"plaintext-inject", false}, {"sigv4-streaming", true}, {"sigv4-presigned", true}, {"sigv4a", true},
 	{"tls-terminate", false}, {"tls-ca-cert", true}, {"tls-ca-key", true}, {"tls-bundle-out", true},
 	{"tls-extra-ca", true}, {"tls-exclude", true}, {"max-tunnels", true}, {"handshake-timeout", true},
+	{"mitm-socket", true}, {"mitm-domain", true},
 }
 
 // ProxyFlagNames are the flags ParseProxyFlags reads ("--srt-mode", …),
@@ -202,6 +229,7 @@ var ownProxyFlags = []string{
 	"tls-terminate", "tls-ca-cert", "tls-ca-key", "tls-bundle-out", "tls-extra-ca", "tls-exclude",
 	"max-tunnels", "handshake-timeout", "refuse-opaque-tunnels", "require-host-match", "ambiguous-target",
 	"plaintext-inject", "sigv4-streaming", "sigv4-presigned", "sigv4a",
+	"mitm-socket", "mitm-domain",
 }
 
 // tlsFlags need --tls-terminate.
@@ -214,8 +242,8 @@ var errNoControl = errors.New("--srt-mode needs --control-fd (and --decider-fd, 
 // ParseProxyFlags reads srt-proxy's command line in srt's mode (without the
 // program name): Args's form, and "--name value" for "--name=value",
 // "--debug" for "-d". A flag given twice keeps its last value, but for
-// the repeatable --strip-response-header, --tls-extra-ca and
-// --tls-exclude. It checks the flags as srt's settings are checked, and its
+// the repeatable --strip-response-header, --tls-extra-ca, --tls-exclude
+// and --mitm-domain. It checks the flags as srt's settings are checked, and its
 // errors name the flag at fault.
 func ParseProxyFlags(args []string) (ProxyFlags, error) {
 	given, err := scanFlags(args)
@@ -283,6 +311,9 @@ func ParseProxyFlags(args []string) (ProxyFlags, error) {
 		}
 		*s.dst = last(s.name)
 	}
+	if f.MITM, err = parseMITM(given, set("tls-terminate")); err != nil {
+		return ProxyFlags{}, err
+	}
 	if !set("tls-terminate") {
 		for _, name := range tlsFlags {
 			if set(name) {
@@ -315,6 +346,32 @@ func ParseProxyFlags(args []string) (ProxyFlags, error) {
 	}
 	f.TLS = t
 	return f, nil
+}
+
+// parseMITM reads --mitm-socket and --mitm-domain (nil when neither is
+// given) and checks them as srt checks network.mitmProxy.
+func parseMITM(given map[string][]string, tls bool) (*MITM, error) {
+	sockets, domains := given["mitm-socket"], given["mitm-domain"]
+	switch {
+	case sockets == nil && domains == nil:
+		return nil, nil
+	case sockets == nil:
+		return nil, errors.New("--mitm-domain needs --mitm-socket")
+	case domains == nil:
+		return nil, errors.New("--mitm-socket needs at least one --mitm-domain")
+	case tls:
+		return nil, errors.New("--mitm-socket and --tls-terminate: " + MITMExclusive)
+	}
+	m := &MITM{Socket: sockets[len(sockets)-1], Domains: domains}
+	if !strings.HasPrefix(m.Socket, "/") {
+		return nil, fmt.Errorf("--mitm-socket needs an absolute path (got %s)", Quote(m.Socket))
+	}
+	for _, d := range domains {
+		if _, err := policy.ParseHostPattern(d); err != nil {
+			return nil, fmt.Errorf("--mitm-domain: %v", err)
+		}
+	}
+	return m, nil
 }
 
 // scanFlags splits args into the values of each flag, by name (without

@@ -279,6 +279,13 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 			}
 		}
 	}
+	// Under mitmProxy the proxy starts now too: a socketPath that is
+	// there but is no socket is a settings error before anything runs.
+	if cfg.Network.MitmProxy != nil {
+		if _, err := m.egress(); err != nil {
+			return nil, err
+		}
+	}
 	p.Init.DevNullFD = o.nullFD
 	if p.Init.WatchListeners {
 		// srt's own listeners inside, the ports led to the host and

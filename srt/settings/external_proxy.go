@@ -6,6 +6,7 @@ package settings
 // they do nothing there).
 const (
 	tlsWithExternalMessage    = "cannot be used with network.httpProxyPort: the sandbox's HTTPS then goes through the external proxy on that port, which cannot terminate it with srt's CA (the CA and the trust bundle belong to srt's own proxy); remove one of the two"
+	mitmWithExternalMessage   = "has no effect with both network.httpProxyPort and network.socksProxyPort: srt's own proxy does not run, so nothing goes through the MITM proxy; remove it, or have the external proxies use it"
 	parentWithExternalMessage = "has no effect with both network.httpProxyPort and network.socksProxyPort: srt's own proxy does not run, so nothing goes through the parent proxy; remove it, or give the external proxies their parent"
 )
 
@@ -44,5 +45,8 @@ func (c *checker) externalProxy(p path, v *value, n *Network) {
 	}
 	if http && socks && v.Get("parentProxy") != nil {
 		c.Add(p.Key("parentProxy"), "%s", parentWithExternalMessage)
+	}
+	if http && socks && v.Get("mitmProxy") != nil {
+		c.Add(p.Key("mitmProxy"), "%s", mitmWithExternalMessage)
 	}
 }

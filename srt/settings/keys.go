@@ -92,7 +92,7 @@ var Keys = []Key{
 	{Path: "network.allowMachLookup", Ignored: "macOS only", Example: `["com.example.*"]`},
 	{Path: "network.httpProxyPort", StartOnly: ReadBySRT, value: func(n *Network) any { return n.HTTPProxyPort }, Example: `8080`},
 	{Path: "network.socksProxyPort", StartOnly: ReadBySRT, value: func(n *Network) any { return n.SOCKSProxyPort }, Example: `1081`},
-	{Path: "network.mitmProxy", NotYet: notYet, Example: `{"socketPath":"/run/m.sock","domains":["a.example"]}`},
+	{Path: "network.mitmProxy", StartOnly: ReadByProxy, value: func(n *Network) any { return n.MitmProxy }, Example: `{"socketPath":"/run/m.sock","domains":["a.example"]}`},
 	{Path: "network.exposeLoopbackPorts", Example: `[8080]`},
 	{Path: "network.tlsTerminate", StartOnly: ReadByProxy, value: func(n *Network) any { return n.TLSTerminate }, Example: `{}`},
 	{Path: "network.parentProxy", StartOnly: ReadByProxy, value: func(n *Network) any { return n.ParentProxy }, Example: `{"http":"http://proxy.example:3128"}`},

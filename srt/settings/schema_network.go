@@ -66,6 +66,11 @@ func (c *checker) network(p path, v *value, cfg *Config, root *value) {
 		{Name: "tlsTerminate", Check: func(p path, v *value) { n.TLSTerminate = c.tlsTerminate(p, v) }},
 		{Name: "exposeLoopbackPorts", Check: func(p path, v *value) { n.ExposeLoopbackPorts = c.exposePorts(p, v) }},
 	}))
+	if v != nil && v.Kind == kindObject && v.Get("tlsTerminate") != nil && v.Get("mitmProxy") != nil {
+		// The reference's message: srt-proxy would terminate the TLS the
+		// MITM proxy is there to see.
+		c.Add(p.Key("mitmProxy"), "network.tlsTerminate and network.mitmProxy are mutually exclusive")
+	}
 	c.externalProxy(p, v, n)
 }
 

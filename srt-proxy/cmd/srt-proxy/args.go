@@ -61,6 +61,8 @@ var options = []option{
 	{name: "--refuse-opaque-tunnels"},
 	{name: "--require-host-match"},
 	{name: "--ambiguous-target", value: "<refuse|asSpelled|normalize>"},
+	{name: "--mitm-socket", value: "<path>"},
+	{name: "--mitm-domain", value: "<pattern>"},
 }
 
 // optionsByName finds an option by its name or alias.

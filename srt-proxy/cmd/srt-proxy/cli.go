@@ -143,6 +143,8 @@ func flags() []cli.Flag {
 		&cli.BoolFlag{Name: "refuse-opaque-tunnels"},
 		&cli.BoolFlag{Name: "require-host-match"},
 		&cli.StringFlag{Name: "ambiguous-target"},
+		&cli.StringFlag{Name: "mitm-socket"},
+		&cli.StringSliceFlag{Name: "mitm-domain"},
 	}
 }
 
@@ -151,6 +153,7 @@ func flags() []cli.Flag {
 var srtModeOnly = []string{
 	"tls-terminate", "tls-ca-cert", "tls-ca-key", "tls-bundle-out", "tls-extra-ca", "tls-exclude",
 	"max-tunnels", "handshake-timeout", "refuse-opaque-tunnels", "require-host-match", "ambiguous-target",
+	"mitm-socket", "mitm-domain",
 }
 
 // runSRTMode serves srt's own mode (srtmode.go) with args, normalized.

@@ -135,6 +135,10 @@ func startSRT(o srtOptions, dec *os.File, token string) (*proxy.Server, *link.Li
 	if err != nil {
 		return nil, nil, err
 	}
+	mitmProxy, err := mitmProxyOf(o.MITM)
+	if err != nil {
+		return nil, nil, err
+	}
 	addrs := &decide.Addresses{}
 	l, err := link.Dial(dec, link.Config{Framing: protocol.Line, OfferExt: true, Timeout: o.VerdictTimeout, OnUpdate: addrs.Set}, helloWait)
 	if err != nil {
@@ -143,7 +147,7 @@ func startSRT(o srtOptions, dec *os.File, token string) (*proxy.Server, *link.Li
 	addrs.Set(l.Hello())
 	srv := &proxy.Server{
 		Asker:  &decide.Asker{Link: l},
-		Dialer: &dial.Dialer{Policy: addrs.Policy, Parent: parent},
+		Dialer: &dial.Dialer{Policy: addrs.Policy, Parent: parent, MITM: mitmProxy},
 		Token:  token,
 		Mode:   render.SRTMode{},
 		TLS:    term,
@@ -216,6 +220,24 @@ func serveHandoff(c *net.UnixConn, srv *proxy.Server, l *link.Link, relays *rela
 			return fmt.Errorf("control: unknown message %q", m.T)
 		}
 	}
+}
+
+// mitmProxyOf is network.mitmProxy (nil when the flags give none). A path
+// that is there but is no socket is a settings error; a missing one is
+// not (the MITM proxy may start later), and each connection through it
+// fails, naming the socket.
+func mitmProxyOf(m *srtlink.MITM) (*dial.MITMProxy, error) {
+	if m == nil {
+		return nil, nil
+	}
+	if err := dial.CheckSocket(m.Socket); err != nil {
+		return nil, &startError{setting: "mitmProxy.socketPath", err: err}
+	}
+	takes, err := decide.HostPatterns("mitmProxy.domains", m.Domains)
+	if err != nil {
+		return nil, &startError{setting: "mitmProxy", err: err}
+	}
+	return &dial.MITMProxy{Socket: m.Socket, Takes: takes}, nil
 }
 
 func parentProxy(o srtOptions) (*dial.ParentProxy, error) {

@@ -54,17 +54,24 @@ func ProxyOnlyAddresses() *Addresses {
 // excludeDomains: host patterns of the domain grammar (a name, "*.name",
 // an IP literal), matched against the canonical CONNECT host.
 func ExcludeHosts(entries []string) (func(host string) bool, error) {
+	return HostPatterns("tlsTerminate.excludeDomains", entries)
+}
+
+// HostPatterns matches a canonical host against the entries of a
+// settings list of host patterns without a port (setting names it in an
+// error): tlsTerminate.excludeDomains, mitmProxy.domains.
+func HostPatterns(setting string, entries []string) (func(host string) bool, error) {
 	pats := make([]policy.Pattern, 0, len(entries))
 	for _, e := range entries {
-		p, err := policy.ParseAllowPattern(e)
+		p, err := policy.ParseHostPattern(e)
 		if err != nil {
-			return nil, fmt.Errorf("tlsTerminate.excludeDomains: %q: %w", e, err)
+			return nil, fmt.Errorf("%s: %q: %w", setting, e, err)
 		}
 		pats = append(pats, p)
 	}
 	return func(host string) bool {
 		for _, p := range pats {
-			if p.Match(host, p.Port()) {
+			if p.Match(host, 0) {
 				return true
 			}
 		}

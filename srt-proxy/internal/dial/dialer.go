@@ -35,6 +35,9 @@ type Dialer struct {
 	HostAddrs func() []netip.Addr
 	// Parent is the parent proxy; nil: every connection goes direct.
 	Parent *ParentProxy
+	// MITM is the user's MITM proxy; nil: none. The hosts it takes go
+	// through it, and neither through Parent nor direct.
+	MITM *MITMProxy
 	// Dial opens a TCP connection to an address; nil means a net.Dialer
 	// with a 10 s connect timeout per address.
 	Dial func(ctx context.Context, network, address string) (net.Conn, error)
@@ -46,18 +49,25 @@ type Dialer struct {
 
 // Dialed describes a connection a Dialer opened.
 type Dialed struct {
-	Addr   string   // the remote address dialled: the destination's, or the parent proxy's
-	Parent *url.URL // the parent proxy the connection goes through; nil when direct
+	Addr string // the remote address dialled: the destination's, the parent proxy's, or the MITM proxy's socket
+	// Parent is the proxy the connection goes through: the parent proxy,
+	// or the MITM proxy (scheme "unix", Path its socket); nil when direct.
+	Parent *url.URL
 }
 
 var defaultNetDialer = &net.Dialer{Timeout: 10 * time.Second}
 
-// Tunnel opens a byte stream to host:port for an HTTP CONNECT or a SOCKS5
-// CONNECT: through the parent proxy's CONNECT when one applies, else
-// directly (see Direct). host must be canonical (hostname.Canonical).
+// Tunnel opens a byte stream to host:port for an HTTP CONNECT, a SOCKS5
+// CONNECT or a captured connection: through the MITM proxy's CONNECT when
+// it takes host, else through the parent proxy's CONNECT when one
+// applies, else directly (see Direct). host must be canonical
+// (hostname.Canonical).
 func (d *Dialer) Tunnel(ctx context.Context, host string, port int) (net.Conn, Dialed, error) {
 	if err := checkTarget(host, port); err != nil {
 		return nil, Dialed{}, err
+	}
+	if d.MITM.takes(host) {
+		return d.mitmTunnel(ctx, host, port)
 	}
 	if u := d.Parent.For(host, true); u != nil {
 		return d.connectVia(ctx, u, host, port)

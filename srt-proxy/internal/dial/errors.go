@@ -35,15 +35,18 @@ func BlockedMessage(host, reason string) string {
 
 // UnreachableError reports that an allowed destination could not be
 // reached: the name did not resolve, every dial failed, the parent proxy
-// refused or failed the CONNECT, or the upstream's TLS certificate did not
-// verify. Failure says which, for the client.
+// or the MITM proxy refused or failed the CONNECT, or the upstream's TLS
+// certificate did not verify. Failure says which, for the client.
 type UnreachableError struct {
 	Host string
 	Port int
 	// Parent is the parent proxy (host:port) that could not be reached or
 	// refused the connection; "" when the failure is not the parent's.
 	Parent string
-	Err    error
+	// MITM is the socket of the MITM proxy that could not be reached or
+	// refused the connection; "" when the failure is not the MITM proxy's.
+	MITM string
+	Err  error
 }
 
 func (e *UnreachableError) Error() string {
@@ -94,8 +97,8 @@ func (e *UnreachableError) Failure() Failure {
 // Detail is what a client may be told about e beyond its kind, or "": the
 // certificate's fault for a TLS failure, the system's word for anything
 // else (no route to host, connection reset by peer), or the parent
-// proxy's answer. It names no address of the proxy's own network (a
-// resolver's, a failed address's).
+// proxy's or the MITM proxy's answer. It names no address of the proxy's
+// own network (a resolver's, a failed address's).
 func (e *UnreachableError) Detail() string {
 	var errno syscall.Errno
 	if f, why := certFailure(e.Err); f != Unreachable {
@@ -104,7 +107,7 @@ func (e *UnreachableError) Detail() string {
 	switch {
 	case e.Failure() != Unreachable:
 		return ""
-	case e.Parent != "" && errors.Unwrap(e.Err) != nil:
+	case (e.Parent != "" || e.MITM != "") && errors.Unwrap(e.Err) != nil:
 		return errors.Unwrap(e.Err).Error() // `refused CONNECT: "HTTP/1.1 403 Forbidden"`, …
 	case errors.As(e.Err, &errno):
 		return errno.Error()

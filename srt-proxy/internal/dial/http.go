@@ -18,7 +18,9 @@ const httpsHandshakeTimeout = 10 * time.Second
 // canonical). The connection may carry several requests, one after
 // another, all to that destination.
 //
-// An http:// destination goes to the parent's http URL unless NO_PROXY
+// An http:// destination the MITM proxy takes goes to it: Dialed.Parent
+// is then its "unix:" URL, and requests go to it in absolute form, without
+// credentials. Any other http:// destination goes to the parent's http URL unless NO_PROXY
 // exempts it: Dialed.Parent is then set, and requests go to it in absolute
 // form with ProxyAuthorization(Dialed.Parent). Otherwise it is dialled
 // with Direct, so the resolved-address check applies to every new
@@ -36,6 +38,13 @@ func (d *Dialer) HTTP(ctx context.Context, scheme, host string, port int, wrap f
 	}
 	if err := checkTarget(host, port); err != nil {
 		return nil, Dialed{}, err
+	}
+	if d.MITM.takes(host) {
+		c, err := d.dialMITM(ctx, host, port)
+		if err != nil {
+			return nil, Dialed{}, err
+		}
+		return c, Dialed{Addr: d.MITM.Socket, Parent: d.MITM.url()}, nil
 	}
 	u := d.Parent.For(host, false)
 	if u == nil {

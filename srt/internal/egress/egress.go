@@ -53,6 +53,9 @@ type Config struct {
 	// TLS termination on. srt-proxy reads both when it starts.
 	Rules srtlink.Rules
 	TLS   *srtlink.TLS
+	// MITM, when set, sends the hosts it names to the user's MITM proxy
+	// (network.mitmProxy); srt-proxy reads it when it starts.
+	MITM *srtlink.MITM
 	// RelayOnly starts srt-proxy without a decider, to relay every
 	// listener to an external proxy (AddRelay): both network.httpProxyPort
 	// and socksProxyPort are set, so nothing is srt's to decide. Only
@@ -256,6 +259,7 @@ func (c *Config) ProxyFlags() srtlink.ProxyFlags {
 		DeciderFD: 3, ControlFD: 4,
 		ParentHTTP: c.ParentHTTP, ParentHTTPS: c.ParentHTTPS, NoProxy: c.NoProxy,
 		VerdictTimeout: c.VerdictTimeout, Debug: c.Debug, Rules: c.Rules, TLS: c.TLS,
+		MITM: c.MITM,
 	}
 }
 

@@ -37,6 +37,7 @@ func TestProxyArgsVectors(t *testing.T) {
 			Rules: srtlink.Rules{RefuseOpaqueTunnels: true, RequireHostMatch: true, AmbiguousTarget: "normalize", StripResponseHeaders: []string{"x-a", "-odd"}},
 			TLS:   tls},
 		"tls-limits": {TLS: &srtlink.TLS{MaxTunnels: 65536, HandshakeTimeout: 10 * time.Minute}},
+		"mitm":       {MITM: &srtlink.MITM{Socket: "/run/mitm/proxy.sock", Domains: []string{"api.example.com", "*.corp.example", "[::1]"}}},
 	}
 	for _, c := range srtlinktest.Flags(t) {
 		if c.Flags == nil {

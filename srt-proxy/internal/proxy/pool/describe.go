@@ -40,8 +40,11 @@ func Describe(err error, host string, port int, trustFix string) (refusal.Upstre
 	switch {
 	case errors.As(err, &u):
 		f, detail = fromDial[u.Failure()], u.Detail()
-		if u.Parent != "" {
+		switch {
+		case u.Parent != "":
 			where += ", through the parent proxy " + u.Parent
+		case u.MITM != "":
+			where += ", through the MITM proxy at " + u.MITM
 		}
 	case errors.Is(err, ErrServerClosing):
 		detail = "srt-proxy is stopping"
