@@ -193,6 +193,10 @@ func (m *Manager) egressConfig(cfg *settings.Config) egress.Config {
 	if mp := cfg.Network.MitmProxy; mp != nil && !ec.RelayOnly {
 		ec.MITM = mitmFlags(mp)
 	}
+	ec.PlaintextInject = cfg.Credentials.AllowPlaintextInject
+	if s := cfg.Credentials.SigV4; s != nil {
+		ec.SigV4Streaming, ec.SigV4Presigned, ec.SigV4A = s.Streaming, s.Presigned, s.SigV4A
+	}
 	return ec
 }
 

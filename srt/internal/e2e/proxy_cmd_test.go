@@ -55,7 +55,7 @@ func TestSrtProxySubcommand(t *testing.T) {
 	lines := bufio.NewReader(stderr)
 	dec := bufio.NewReader(ours)
 	ours.SetDeadline(time.Now().Add(10 * time.Second))
-	if hello, _ := dec.ReadString('\n'); hello != `{"t":"hello","proto":1,"ext":["srt.v1"]}`+"\n" { // line framing offers srt.v1
+	if hello, _ := dec.ReadString('\n'); hello != `{"t":"hello","proto":1,"ext":["srt.v1","srt.mask.v1"]}`+"\n" { // line framing offers srt.v1 and srt.mask.v1
 		t.Fatalf("proxy hello %q", hello)
 	}
 	io.WriteString(ours, `{"t":"hello","proto":1,"allowedDomains":["allowed.test"],"deniedDomains":[]}`+"\n")

@@ -56,6 +56,11 @@ type Config struct {
 	// MITM, when set, sends the hosts it names to the user's MITM proxy
 	// (network.mitmProxy); srt-proxy reads it when it starts.
 	MITM *srtlink.MITM
+	// PlaintextInject and SigV4* are credentials.allowPlaintextInject and
+	// credentials.sigv4 (srtlink.ProxyFlags's fields of the same names);
+	// srt-proxy reads them when it starts.
+	PlaintextInject                        bool
+	SigV4Streaming, SigV4Presigned, SigV4A string
 	// RelayOnly starts srt-proxy without a decider, to relay every
 	// listener to an external proxy (AddRelay): both network.httpProxyPort
 	// and socksProxyPort are set, so nothing is srt's to decide. Only
@@ -259,7 +264,8 @@ func (c *Config) ProxyFlags() srtlink.ProxyFlags {
 		DeciderFD: 3, ControlFD: 4,
 		ParentHTTP: c.ParentHTTP, ParentHTTPS: c.ParentHTTPS, NoProxy: c.NoProxy,
 		VerdictTimeout: c.VerdictTimeout, Debug: c.Debug, Rules: c.Rules, TLS: c.TLS,
-		MITM: c.MITM,
+		MITM: c.MITM, PlaintextInject: c.PlaintextInject,
+		SigV4Streaming: c.SigV4Streaming, SigV4Presigned: c.SigV4Presigned, SigV4A: c.SigV4A,
 	}
 }
 

@@ -36,8 +36,10 @@ func TestProxyArgsVectors(t *testing.T) {
 		"everything": {ParentHTTPS: "http://p:3128", VerdictTimeout: 10 * time.Minute, Debug: true,
 			Rules: srtlink.Rules{RefuseOpaqueTunnels: true, RequireHostMatch: true, AmbiguousTarget: "normalize", StripResponseHeaders: []string{"x-a", "-odd"}},
 			TLS:   tls},
-		"tls-limits": {TLS: &srtlink.TLS{MaxTunnels: 65536, HandshakeTimeout: 10 * time.Minute}},
-		"mitm":       {MITM: &srtlink.MITM{Socket: "/run/mitm/proxy.sock", Domains: []string{"api.example.com", "*.corp.example", "[::1]"}}},
+		"tls-limits":  {TLS: &srtlink.TLS{MaxTunnels: 65536, HandshakeTimeout: 10 * time.Minute}},
+		"mitm":        {MITM: &srtlink.MITM{Socket: "/run/mitm/proxy.sock", Domains: []string{"api.example.com", "*.corp.example", "[::1]"}}},
+		"masking":     {PlaintextInject: true, SigV4Streaming: "passthrough", SigV4Presigned: "deny", SigV4A: "passthrough"},
+		"masking-one": {SigV4Presigned: "passthrough"},
 	}
 	for _, c := range srtlinktest.Flags(t) {
 		if c.Flags == nil {
