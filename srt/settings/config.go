@@ -53,6 +53,10 @@ type Network struct {
 	// on the host's loopback, as on macOS, where the sandbox shares the
 	// host's.
 	AllowLocalBinding bool
+	// AllowUnixSockets are the Unix socket paths (and directories, every
+	// socket beneath them) the command may connect and send to, as
+	// written: "~/" is expanded when a sandbox is planned.
+	AllowUnixSockets []string
 	// HTTPProxyPort and SOCKSProxyPort, when not 0, are the ports of
 	// external proxies on this host's localhost that the sandbox's HTTP
 	// (3128) and SOCKS (1080) proxy ports are relayed to, byte for byte,

@@ -86,7 +86,7 @@ var Keys = []Key{
 	{Path: "network.strictAllowlist", Example: `true`},
 	{Path: "network.deniedResolvedAddresses", Example: `["10.0.0.0/8"]`},
 	// srt's sandbox's and proxies'.
-	{Path: "network.allowUnixSockets", Ignored: "macOS only; Linux blocks or allows all Unix sockets", Example: `["/run/x.sock"]`},
+	{Path: "network.allowUnixSockets", Example: `["/run/x.sock"]`},
 	{Path: "network.allowAllUnixSockets", Example: `true`},
 	{Path: "network.allowLocalBinding", Example: `true`},
 	{Path: "network.allowMachLookup", Ignored: "macOS only", Example: `["com.example.*"]`},

@@ -22,7 +22,16 @@ const (
 func (c *checker) network(p path, v *value, cfg *Config, root *value) {
 	n := &cfg.Network
 	c.NetworkObject(p, v, &n.Network, withKeys("network", []field{
-		{Name: "allowUnixSockets", Check: func(p path, v *value) { c.Strings(p, v, false) }},
+		{Name: "allowUnixSockets", Check: func(p path, v *value) {
+			list, _ := c.Strings(p, v, false)
+			for i, e := range list {
+				if !strings.HasPrefix(e, "/") && !strings.HasPrefix(e, "~/") {
+					c.Add(p.Idx(i), "A Unix socket path must be absolute or start with ~/ (got %q)", e)
+					continue
+				}
+				n.AllowUnixSockets = append(n.AllowUnixSockets, e)
+			}
+		}},
 		{Name: "allowAllUnixSockets", Check: func(p path, v *value) { n.AllowAllUnixSockets, _ = c.Boolean(p, v) }},
 		{Name: "allowLocalBinding", Check: func(p path, v *value) { n.AllowLocalBinding, _ = c.Boolean(p, v) }},
 		{Name: "allowMachLookup", Check: c.machLookup},

@@ -12,7 +12,7 @@ import (
 
 func main() {
 	srt := flag.String("srt", "srt", "srt binary to measure")
-	part := flag.String("part", "startup", "which part to run: startup, network or capture")
+	part := flag.String("part", "startup", "which part to run: startup, network, capture or unixsock")
 	runs := flag.Int("runs", 30, "startup, capture: runs per startup measurement")
 	var net netOptions
 	flag.IntVar(&net.sizeMiB, "download-mib", 256, "network, capture: download size in MiB")
@@ -34,6 +34,8 @@ func main() {
 			break
 		}
 		err = network(*srt, net)
+	case "unixsock":
+		err = unixsock(*srt, 5, 2000)
 	case "capture":
 		if net.sizeMiB < 1 || net.rounds < 1 || net.conns < 1 || net.dnsInflight < 1 || *runs < 1 {
 			err = fmt.Errorf("bad capture options")

@@ -72,15 +72,21 @@ func restrict(spec Spec) error {
 	// set-id files are refused always, so there is always a filter where
 	// the architecture has one.
 	if arch, ok := seccomp.Native(); ok {
-		prog, err := seccomp.Build(arch, seccomp.Options{BlockUnixSockets: spec.BlockUnixSockets, BlockNamespaces: spec.BlockNamespaces,
-			BlockTerminalInjection: true, BlockKeyrings: true, BlockSetID: true})
+		supervise := !spec.BlockUnixSockets && len(spec.UnixSockets) > 0
+		prog, err := seccomp.Build(arch, seccomp.Options{BlockUnixSockets: spec.BlockUnixSockets, SuperviseUnixSockets: supervise,
+			BlockNamespaces: spec.BlockNamespaces, BlockTerminalInjection: true, BlockKeyrings: true, BlockSetID: true})
 		if err != nil {
 			return err
 		}
 		if err := seccomp.Install(prog); err != nil {
 			return err
 		}
-	} else if spec.BlockUnixSockets || spec.BlockNamespaces {
+		if supervise {
+			if err := superviseUnixSockets(arch, spec.UnixSockets); err != nil {
+				return err
+			}
+		}
+	} else if spec.BlockUnixSockets || spec.BlockNamespaces || len(spec.UnixSockets) > 0 {
 		return errors.New("seccomp: this architecture has no filter")
 	}
 	return nil

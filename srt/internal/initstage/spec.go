@@ -70,6 +70,14 @@ type Spec struct {
 	// datagram socketpair(AF_UNIX) (seccomp). io_uring, the keyrings and
 	// set-id modes are refused always.
 	BlockUnixSockets bool
+	// UnixSockets, when not empty (and BlockUnixSockets is not set), lets
+	// the command make Unix sockets and reach, of the sockets of the host,
+	// those at these paths or beneath these directories: the init stage
+	// supervises connect, sendto, sendmsg and sendmmsg (seccomp user
+	// notification) and performs them itself (see package unixgate).
+	// Sockets bound inside the sandbox stay reachable; a refusal is
+	// reported on the channel (MsgViolation).
+	UnixSockets []string
 	// BlockNamespaces refuses new user and mount namespaces, setns and
 	// every mount system call (seccomp).
 	BlockNamespaces bool
@@ -131,6 +139,9 @@ func Args(s Spec, command []string) []string {
 	a := []string{Flag}
 	if s.BlockUnixSockets {
 		a = append(a, "-block-unix-sockets")
+	}
+	for _, p := range s.UnixSockets {
+		a = append(a, "-unix-socket", p)
 	}
 	if s.BlockNamespaces {
 		a = append(a, "-block-namespaces")
@@ -227,6 +238,12 @@ func parseArgs(args []string) (Spec, []string, error) {
 				return s, nil, errors.New("bad -pass-fd " + strconv.Quote(args[i+1]))
 			}
 			s.PassFDs = append(s.PassFDs, PassFD{From: f, To: t})
+			i++
+		case "-unix-socket":
+			if i+1 == len(args) || !strings.HasPrefix(args[i+1], "/") {
+				return s, nil, errors.New("-unix-socket needs an absolute path")
+			}
+			s.UnixSockets = append(s.UnixSockets, args[i+1])
 			i++
 		case "-write", "-devnull-fd":
 			if i+1 == len(args) {

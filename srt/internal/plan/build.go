@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"path/filepath"
+	"strings"
 
 	"github.com/srt-sandbox/srt/internal/fsview"
 	"github.com/srt-sandbox/srt/internal/initstage"
@@ -92,7 +93,8 @@ func Build(in Input) (*Plan, error) {
 		// executor adds the host's devices: see initstage.checkMounts).
 		CheckMounts:      b.p.Root != HostRW,
 		Writable:         writable,
-		BlockUnixSockets: !cfg.Network.AllowAllUnixSockets,
+		BlockUnixSockets: !cfg.Network.AllowAllUnixSockets && len(cfg.Network.AllowUnixSockets) == 0,
+		UnixSockets:      b.unixSockets(),
 		BlockNamespaces:  !cfg.AllowNestedUserNamespaces,
 		// With the filesystem rules off everything is writable: Landlock
 		// would have nothing to refuse.
@@ -133,6 +135,30 @@ func Build(in Input) (*Plan, error) {
 		}
 	}
 	return b.p, nil
+}
+
+// unixSockets are network.allowUnixSockets as the init stage compares
+// them: "~/" expanded, cleaned, symlinks resolved (the init stage names a
+// socket by the path without symlinks; an entry that does not exist yet is
+// kept as written). None under allowAllUnixSockets, which allows all.
+func (b *builder) unixSockets() []string {
+	n := b.in.Config.Network
+	if n.AllowAllUnixSockets {
+		return nil
+	}
+	var out []string
+	for _, e := range n.AllowUnixSockets {
+		p := e
+		if rest, ok := strings.CutPrefix(e, "~/"); ok {
+			p = filepath.Join(b.in.Home, rest)
+		}
+		p = filepath.Clean(p)
+		if real, err := fsview.Realpath(b.in.FS, p); err == nil {
+			p = real
+		}
+		out = append(out, p)
+	}
+	return out
 }
 
 func (b *builder) warn(format string, args ...any) {

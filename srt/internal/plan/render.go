@@ -64,6 +64,9 @@ func (p *Plan) String() string {
 		sb.WriteString("proc host (weaker nested sandbox)\n")
 	}
 	fmt.Fprintf(&sb, "init block-unix-sockets=%v block-namespaces=%v landlock=%s\n", p.Init.BlockUnixSockets, p.Init.BlockNamespaces, landlockString(p))
+	for _, s := range p.Init.UnixSockets {
+		fmt.Fprintf(&sb, "init unix-socket %s\n", s)
+	}
 	for _, w := range p.Warnings {
 		fmt.Fprintf(&sb, "warning %s\n", w)
 	}

@@ -49,6 +49,10 @@ const absent = ^uint32(0)
 var sysnum = map[string][2]uint32{
 	"socket":            {41, 198},
 	"socketpair":        {53, 199},
+	"connect":           {42, 203},
+	"sendto":            {44, 206},
+	"sendmsg":           {46, 211},
+	"sendmmsg":          {307, 269},
 	"io_uring_setup":    {425, 425},
 	"io_uring_enter":    {426, 426},
 	"io_uring_register": {427, 427},

@@ -11,7 +11,12 @@ import (
 type Options struct {
 	// socket(AF_UNIX/AF_VSOCK), datagram socketpair(AF_UNIX), and io_uring
 	BlockUnixSockets bool
-	BlockNamespaces  bool // new user/mount namespaces, setns, mounts
+	// socket(AF_VSOCK) and io_uring alone: Unix sockets are allowed
+	// because a second filter (BuildNotify) hands their connects and sends
+	// to a supervisor (network.allowUnixSockets). Ignored with
+	// BlockUnixSockets, which refuses more.
+	SuperviseUnixSockets bool
+	BlockNamespaces      bool // new user/mount namespaces, setns, mounts
 	// ioctl(TIOCSTI) and ioctl(TIOCLINUX): input pushed into a terminal the
 	// host reads (CVE-2017-5226); srt always sets it. See the package doc.
 	BlockTerminalInjection bool
@@ -42,10 +47,13 @@ func Build(a Arch, o Options) ([]unix.SockFilter, error) {
 		return nil, fmt.Errorf("seccomp: build: unsupported architecture")
 	}
 	var rules []rule
-	if o.BlockUnixSockets {
+	switch {
+	case o.BlockUnixSockets:
 		rules = append(rules, unixSocketRules...)
+	case o.SuperviseUnixSockets:
+		rules = append(rules, vsockRules...)
 	}
-	if o.BlockUnixSockets || o.BlockSetID {
+	if o.BlockUnixSockets || o.SuperviseUnixSockets || o.BlockSetID {
 		rules = append(rules, ioUringRules...)
 	}
 	if o.BlockNamespaces {

@@ -48,6 +48,7 @@ var (
 		{"setid", Options{BlockSetID: true}},
 		{"srt-unix-allowed", Options{BlockNamespaces: true, BlockTerminalInjection: true, BlockKeyrings: true, BlockSetID: true}},
 		{"srt-nested", Options{BlockUnixSockets: true, BlockTerminalInjection: true, BlockKeyrings: true, BlockSetID: true}},
+		{"srt-unix-supervised", Options{SuperviseUnixSockets: true, BlockNamespaces: true, BlockTerminalInjection: true, BlockKeyrings: true, BlockSetID: true}},
 	}
 )
 

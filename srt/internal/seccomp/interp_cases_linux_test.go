@@ -45,9 +45,9 @@ const (
 
 var callCases = []callCase{
 	{"socket AF_UNIX", "socket", words(unix.AF_UNIX, 0), "unix", retEPERM},
-	{"socket AF_VSOCK", "socket", words(unix.AF_VSOCK, 0), "unix", retEPERM},
+	{"socket AF_VSOCK", "socket", words(unix.AF_VSOCK, 0), "vsock", retEPERM},
 	{"socket AF_UNIX, high bits set", "socket", words(0xffffffff_00000000|unix.AF_UNIX, 0), "unix", retEPERM},
-	{"socket AF_VSOCK, high bits set", "socket", words(0x1_00000000|unix.AF_VSOCK, 0), "unix", retEPERM},
+	{"socket AF_VSOCK, high bits set", "socket", words(0x1_00000000|unix.AF_VSOCK, 0), "vsock", retEPERM},
 	{"socket AF_UNIX in high word only (kernel sees 0)", "socket", words(0x1_00000000, 0), "", retAllow},
 	{"socket AF_INET", "socket", words(unix.AF_INET, 0), "", retAllow},
 	{"socket AF_INET6", "socket", words(unix.AF_INET6, 0), "", retAllow},
@@ -172,7 +172,8 @@ func TestInterpretedPrograms(t *testing.T) {
 			}
 			on := map[string]bool{"unix": c.opts.BlockUnixSockets, "ns": c.opts.BlockNamespaces,
 				"tty": c.opts.BlockTerminalInjection, "keys": c.opts.BlockKeyrings, "setid": c.opts.BlockSetID,
-				"uring": c.opts.BlockUnixSockets || c.opts.BlockSetID}
+				"uring": c.opts.BlockUnixSockets || c.opts.SuperviseUnixSockets || c.opts.BlockSetID,
+				"vsock": c.opts.BlockUnixSockets || c.opts.SuperviseUnixSockets}
 			for _, cc := range callCases {
 				nr, ok := modelNums[a.name][cc.syscall]
 				if !ok {

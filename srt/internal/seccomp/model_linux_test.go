@@ -70,7 +70,10 @@ func model(a Arch, o Options, d seccompData) uint32 {
 			}
 		}
 	}
-	if o.BlockUnixSockets || o.BlockSetID {
+	if !o.BlockUnixSockets && o.SuperviseUnixSockets && name == "socket" && low0 == 40 { // AF_VSOCK alone
+		return retEPERM
+	}
+	if o.BlockUnixSockets || o.SuperviseUnixSockets || o.BlockSetID {
 		switch name {
 		case "io_uring_setup", "io_uring_enter", "io_uring_register":
 			return retEPERM

@@ -45,6 +45,13 @@ var unixSocketRules = []rule{
 	}, errno: unix.EPERM},
 }
 
+// vsockRules are what is left of unixSocketRules when Unix sockets are
+// supervised rather than refused (Options.SuperviseUnixSockets): a vsock
+// socket reaches the hypervisor, which no supervisor vets.
+var vsockRules = []rule{
+	{syscall: "socket", args: []argTest{{index: 0, anyOf: []uint32{unix.AF_VSOCK}}}, errno: unix.EPERM},
+}
+
 // ioUringRules refuse io_uring, which makes sockets (IORING_OP_SOCKET, Linux
 // 5.19) and opens files with a mode (IORING_OP_OPENAT) in the kernel, where
 // no seccomp rule sees the arguments. Build adds them to every program with

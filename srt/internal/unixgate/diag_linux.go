@@ -1,0 +1,106 @@
+package unixgate
+
+import (
+	"encoding/binary"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// From include/uapi/linux/unix_diag.h.
+const (
+	udiagShowVFS = 0x2 // UDIAG_SHOW_VFS
+	unixDiagVFS  = 1   // UNIX_DIAG_VFS
+	diagMsgSize  = 16  // struct unix_diag_msg
+)
+
+// boundInside says whether st is the file of a Unix socket bound in this
+// process's network namespace, the sandbox's: sock_diag (NETLINK_SOCK_DIAG,
+// UNIX_DIAG with UDIAG_SHOW_VFS) lists the device and inode of every socket
+// file bound there, and sockets of the host are bound in the host's
+// namespace. sock_diag reports the inode number in 32 bits: a file whose
+// number does not fit is never taken for one (fail closed), and one that
+// fits is matched exactly. Any failure answers false.
+func boundInside(st unix.Stat_t) bool {
+	if st.Ino>>32 != 0 {
+		return false
+	}
+	found := false
+	err := dumpVFS(func(dev, ino uint32) bool {
+		// The kernel's dev_t: 12 bits of major above 20 of minor.
+		if uint64(ino) == st.Ino && unix.Major(st.Dev) == dev>>20 && unix.Minor(st.Dev) == dev&0xfffff {
+			found = true
+			return false
+		}
+		return true
+	})
+	return err == nil && found
+}
+
+// dumpVFS calls f with the (device, inode) of each socket file bound in
+// this network namespace, until f returns false.
+func dumpVFS(f func(dev, ino uint32) bool) error {
+	fd, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, unix.NETLINK_SOCK_DIAG)
+	if err != nil {
+		return err
+	}
+	defer unix.Close(fd)
+	req := make([]byte, unix.NLMSG_HDRLEN+24)
+	le := binary.LittleEndian
+	le.PutUint32(req[0:], uint32(len(req)))
+	le.PutUint16(req[4:], unix.SOCK_DIAG_BY_FAMILY)
+	le.PutUint16(req[6:], unix.NLM_F_REQUEST|unix.NLM_F_DUMP)
+	le.PutUint32(req[8:], 1)
+	b := req[unix.NLMSG_HDRLEN:]
+	b[0] = unix.AF_UNIX             // sdiag_family
+	le.PutUint32(b[4:], ^uint32(0)) // udiag_states: all
+	le.PutUint32(b[12:], udiagShowVFS)
+	le.PutUint32(b[16:], ^uint32(0)) // cookie: none
+	le.PutUint32(b[20:], ^uint32(0))
+	if err := unix.Sendto(fd, req, 0, &unix.SockaddrNetlink{Family: unix.AF_NETLINK}); err != nil {
+		return err
+	}
+	buf := make([]byte, 32<<10)
+	for {
+		n, _, err := unix.Recvfrom(fd, buf, 0)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
+		if err != nil {
+			return err
+		}
+		for _, m := range msgs {
+			switch m.Header.Type {
+			case unix.NLMSG_DONE:
+				return nil
+			case unix.NLMSG_ERROR:
+				if len(m.Data) >= 4 {
+					if e := int32(le.Uint32(m.Data)); e != 0 {
+						return unix.Errno(-e)
+					}
+				}
+				return unix.EIO
+			}
+			if len(m.Data) < diagMsgSize {
+				continue
+			}
+			attrs := m.Data[diagMsgSize:]
+			for len(attrs) >= 4 {
+				l, t := int(le.Uint16(attrs)), le.Uint16(attrs[2:])
+				if l < 4 || l > len(attrs) {
+					break
+				}
+				if t == unixDiagVFS && l >= 12 {
+					if !f(le.Uint32(attrs[8:]), le.Uint32(attrs[4:])) {
+						return nil
+					}
+				}
+				attrs = attrs[(l+3)&^3:]
+			}
+		}
+	}
+}

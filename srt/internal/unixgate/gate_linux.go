@@ -1,0 +1,503 @@
+// Package unixgate decides, path by path, which Unix sockets a sandboxed
+// command may connect and send to (network.allowUnixSockets on Linux). It
+// registers handlers for connect, sendto (with an address), sendmsg and
+// sendmmsg with the init stage's seccomp user-notification server
+// (usernotif), and performs each of those calls itself on the command's
+// own socket:
+//
+//   - the address is read once from the command's memory and only that
+//     copy is used, so changing the memory afterwards changes nothing;
+//   - a Unix socket path is opened (O_PATH) the way the command's connect
+//     would resolve it, symlinks followed, and the decision is taken on the
+//     inode reached: its path (as /proc/self/fd names it) is a listed path
+//     or beneath a listed directory, or it is a socket bound inside the
+//     sandbox's own network namespace (sock_diag); then the call is made to
+//     "/proc/self/fd/N", that very inode, so a symlink swapped in after the
+//     check cannot redirect it;
+//   - anything else (other address families, no address) is performed as
+//     given, on the copy.
+//
+// A refusal fails with EACCES and is reported as "deny unix-connect PATH"
+// or "deny unix-send PATH".
+package unixgate
+
+import (
+	"bytes"
+	"encoding/binary"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/srt-sandbox/srt/internal/seccomp"
+	"github.com/srt-sandbox/srt/internal/usernotif"
+)
+
+// Gate is the policy: the allowed paths, and where refusals are reported.
+type Gate struct {
+	// Allowed are absolute paths without symlinks: a socket at one of
+	// them, or beneath one of them, may be reached.
+	Allowed []string
+	// Report is called with each refusal's violation line.
+	Report func(line string)
+}
+
+// Limits on what is copied from the command for one call.
+const (
+	maxAddr    = 128     // sizeof(struct sockaddr_storage)
+	maxIov     = 1024    // UIO_MAXIOV
+	maxData    = 4 << 20 // a datagram above this fails with EMSGSIZE, a stream send is short
+	maxControl = 1 << 20 // above the kernel's optmem_max anyway
+	msghdrSize = 56
+	mmsgSize   = 64
+)
+
+// Register adds the gate's handlers to s.
+func (g *Gate) Register(s *usernotif.Server) error {
+	for _, h := range []struct {
+		n  seccomp.Notify
+		nr int
+		h  usernotif.Handler
+	}{
+		{seccomp.Notify{Syscall: "connect"}, unix.SYS_CONNECT, g.connect},
+		{seccomp.Notify{Syscall: "sendto", NonNull: true, Arg: 4}, unix.SYS_SENDTO, g.sendto},
+		{seccomp.Notify{Syscall: "sendmsg"}, unix.SYS_SENDMSG, g.sendmsg},
+		{seccomp.Notify{Syscall: "sendmmsg"}, unix.SYS_SENDMMSG, g.sendmmsg},
+	} {
+		if err := s.Register(h.n, h.nr, h.h); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errnoOf turns an error into the errno the command should see.
+func errnoOf(err error) unix.Errno {
+	var e unix.Errno
+	switch {
+	case errors.As(err, &e):
+		return e
+	case errors.Is(err, usernotif.ErrGone):
+		return unix.ESRCH // nobody reads it
+	}
+	return unix.EIO
+}
+
+// socketOf duplicates the command's descriptor fd and reads its domain
+// and type.
+func socketOf(r *usernotif.Request, fd uint64) (sock, domain, typ int, err error) {
+	sock, err = r.FD(int(int32(fd)))
+	if err != nil {
+		return -1, 0, 0, err
+	}
+	if domain, err = unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_DOMAIN); err == nil {
+		typ, err = unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_TYPE)
+	}
+	if err != nil {
+		unix.Close(sock)
+		return -1, 0, 0, err
+	}
+	return sock, domain, typ, nil
+}
+
+// readAddr copies an address of length n (an int in the call) at addr.
+func readAddr(r *usernotif.Request, addr, n uint64) ([]byte, error) {
+	l := int(int32(n))
+	if l < 0 {
+		return nil, unix.EINVAL
+	}
+	if l > maxAddr {
+		return nil, unix.EINVAL
+	}
+	if addr == 0 {
+		if l == 0 {
+			return nil, nil
+		}
+		return nil, unix.EFAULT
+	}
+	return r.Read(addr, l)
+}
+
+func (g *Gate) connect(r *usernotif.Request) usernotif.Reply {
+	sa, err := readAddr(r, r.Args[1], r.Args[2])
+	if err != nil {
+		return usernotif.Fail(errnoOf(err))
+	}
+	sock, domain, _, err := socketOf(r, r.Args[0])
+	if err != nil {
+		return usernotif.Fail(errnoOf(err))
+	}
+	defer unix.Close(sock)
+	sa, done, e := g.route(r, domain, sa, "unix-connect")
+	if e != 0 {
+		return usernotif.Fail(e)
+	}
+	defer done()
+	var p unsafe.Pointer
+	if len(sa) > 0 {
+		p = unsafe.Pointer(&sa[0])
+	}
+	_, _, e = unix.Syscall(unix.SYS_CONNECT, uintptr(sock), uintptr(p), uintptr(len(sa)))
+	if e != 0 {
+		return usernotif.Fail(e)
+	}
+	return usernotif.Reply{}
+}
+
+func (g *Gate) sendto(r *usernotif.Request) usernotif.Reply {
+	sa, err := readAddr(r, r.Args[4], r.Args[5])
+	if err != nil {
+		return usernotif.Fail(errnoOf(err))
+	}
+	sock, domain, typ, err := socketOf(r, r.Args[0])
+	if err != nil {
+		return usernotif.Fail(errnoOf(err))
+	}
+	defer unix.Close(sock)
+	n := r.Args[2]
+	if n > maxData {
+		if typ != unix.SOCK_STREAM {
+			return usernotif.Fail(unix.EMSGSIZE)
+		}
+		n = maxData
+	}
+	var data []byte
+	if n > 0 {
+		if data, err = r.Read(r.Args[1], int(n)); err != nil {
+			return usernotif.Fail(errnoOf(err))
+		}
+	}
+	sa, done, e := g.route(r, domain, sa, "unix-send")
+	if e != 0 {
+		return usernotif.Fail(e)
+	}
+	defer done()
+	var dp, sp unsafe.Pointer
+	if len(data) > 0 {
+		dp = unsafe.Pointer(&data[0])
+	}
+	if len(sa) > 0 {
+		sp = unsafe.Pointer(&sa[0])
+	}
+	sent, _, e := unix.Syscall6(unix.SYS_SENDTO, uintptr(sock), uintptr(dp), uintptr(len(data)), uintptr(uint32(r.Args[3])), uintptr(sp), uintptr(len(sa)))
+	if e != 0 {
+		return usernotif.Fail(e)
+	}
+	return usernotif.Reply{Val: int64(sent)}
+}
+
+func (g *Gate) sendmsg(r *usernotif.Request) usernotif.Reply {
+	sock, domain, typ, err := socketOf(r, r.Args[0])
+	if err != nil {
+		return usernotif.Fail(errnoOf(err))
+	}
+	defer unix.Close(sock)
+	if r.Args[1] == 0 {
+		return usernotif.Fail(unix.EFAULT)
+	}
+	hdr, err := r.Read(r.Args[1], msghdrSize)
+	if err != nil {
+		return usernotif.Fail(errnoOf(err))
+	}
+	n, e := g.sendOne(r, sock, domain, typ, hdr, uint32(r.Args[2]))
+	if e != 0 {
+		return usernotif.Fail(e)
+	}
+	return usernotif.Reply{Val: int64(n)}
+}
+
+func (g *Gate) sendmmsg(r *usernotif.Request) usernotif.Reply {
+	sock, domain, typ, err := socketOf(r, r.Args[0])
+	if err != nil {
+		return usernotif.Fail(errnoOf(err))
+	}
+	defer unix.Close(sock)
+	vlen := uint32(r.Args[2])
+	if vlen > maxIov {
+		vlen = maxIov
+	}
+	if vlen == 0 {
+		return usernotif.Reply{}
+	}
+	vec, err := r.Read(r.Args[1], int(vlen)*mmsgSize)
+	if err != nil {
+		return usernotif.Fail(errnoOf(err))
+	}
+	sent := 0
+	for i := 0; i < int(vlen); i++ {
+		m := vec[i*mmsgSize : (i+1)*mmsgSize]
+		n, e := g.sendOne(r, sock, domain, typ, m[:msghdrSize], uint32(r.Args[3]))
+		if e != 0 {
+			if sent == 0 {
+				return usernotif.Fail(e)
+			}
+			break
+		}
+		var l [4]byte
+		binary.LittleEndian.PutUint32(l[:], uint32(n))
+		if err := r.Write(r.Args[1]+uint64(i*mmsgSize+msghdrSize), l[:]); err != nil {
+			if sent == 0 {
+				return usernotif.Fail(errnoOf(err))
+			}
+			break
+		}
+		sent++
+	}
+	return usernotif.Reply{Val: int64(sent)}
+}
+
+// sendOne performs one sendmsg whose struct msghdr (as the command laid
+// it out) is hdr.
+func (g *Gate) sendOne(r *usernotif.Request, sock, domain, typ int, hdr []byte, flags uint32) (int, unix.Errno) {
+	le := binary.LittleEndian
+	namePtr, nameLen := le.Uint64(hdr[0:]), le.Uint32(hdr[8:])
+	iovPtr, iovLen := le.Uint64(hdr[16:]), le.Uint64(hdr[24:])
+	ctlPtr, ctlLen := le.Uint64(hdr[32:]), le.Uint64(hdr[40:])
+	var sa []byte
+	if namePtr != 0 && nameLen != 0 {
+		l := nameLen
+		if int32(l) < 0 {
+			return 0, unix.EINVAL
+		}
+		if l > maxAddr {
+			l = maxAddr // the kernel cuts it there too
+		}
+		var err error
+		if sa, err = r.Read(namePtr, int(l)); err != nil {
+			return 0, errnoOf(err)
+		}
+	}
+	if iovLen > maxIov {
+		return 0, unix.EMSGSIZE
+	}
+	var data []byte
+	if iovLen > 0 {
+		iov, err := r.Read(iovPtr, int(iovLen)*16)
+		if err != nil {
+			return 0, errnoOf(err)
+		}
+		for i := 0; i < int(iovLen); i++ {
+			base, l := le.Uint64(iov[i*16:]), le.Uint64(iov[i*16+8:])
+			if int64(l) < 0 {
+				return 0, unix.EINVAL
+			}
+			if uint64(len(data))+l > maxData {
+				if typ != unix.SOCK_STREAM {
+					return 0, unix.EMSGSIZE
+				}
+				l = maxData - uint64(len(data))
+			}
+			if l == 0 {
+				continue
+			}
+			b, err := r.Read(base, int(l))
+			if err != nil {
+				return 0, errnoOf(err)
+			}
+			data = append(data, b...)
+		}
+	}
+	var control []byte
+	var passed []int
+	defer func() {
+		for _, fd := range passed {
+			unix.Close(fd)
+		}
+	}()
+	if ctlPtr != 0 && ctlLen > 0 {
+		if ctlLen > maxControl {
+			return 0, unix.ENOBUFS
+		}
+		var err error
+		if control, err = r.Read(ctlPtr, int(ctlLen)); err != nil {
+			return 0, errnoOf(err)
+		}
+		if passed, err = translateRights(r, control); err != nil {
+			return 0, errnoOf(err)
+		}
+	}
+	sa, done, e := g.route(r, domain, sa, "unix-send")
+	if e != 0 {
+		return 0, e
+	}
+	defer done()
+	var msg unix.Msghdr
+	var iov unix.Iovec
+	if len(data) > 0 {
+		iov = unix.Iovec{Base: &data[0], Len: uint64(len(data))}
+		msg.Iov, msg.Iovlen = &iov, 1
+	}
+	if len(sa) > 0 {
+		msg.Name, msg.Namelen = &sa[0], uint32(len(sa))
+	}
+	if len(control) > 0 {
+		msg.Control, msg.Controllen = &control[0], uint64(len(control))
+	}
+	n, _, e := unix.Syscall(unix.SYS_SENDMSG, uintptr(sock), uintptr(unsafe.Pointer(&msg)), uintptr(flags))
+	if e != 0 {
+		return 0, e
+	}
+	return int(n), 0
+}
+
+// translateRights replaces, in control, each descriptor an SCM_RIGHTS
+// message passes by this process's duplicate of it, and returns the
+// duplicates (closed once sent).
+func translateRights(r *usernotif.Request, control []byte) ([]int, error) {
+	var dups []int
+	off := 0
+	for off+unix.SizeofCmsghdr <= len(control) {
+		h := (*unix.Cmsghdr)(unsafe.Pointer(&control[off]))
+		if h.Len < unix.SizeofCmsghdr || off+int(h.Len) > len(control) {
+			break // the kernel refuses it (EINVAL) on the copy
+		}
+		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_RIGHTS {
+			for p := off + unix.SizeofCmsghdr; p+4 <= off+int(h.Len); p += 4 {
+				fd := int32(binary.LittleEndian.Uint32(control[p:]))
+				dup, err := r.FD(int(fd))
+				if err != nil {
+					for _, d := range dups {
+						unix.Close(d)
+					}
+					return nil, err
+				}
+				dups = append(dups, dup)
+				binary.LittleEndian.PutUint32(control[p:], uint32(dup))
+			}
+		}
+		off += cmsgAlign(int(h.Len))
+	}
+	return dups, nil
+}
+
+func cmsgAlign(n int) int { return (n + 7) &^ 7 }
+
+// route decides a Unix address: it returns the address to use (the same,
+// or "/proc/self/fd/N" of the socket file decided on, with done closing
+// N), or an errno. Sockets of other families get their address as given:
+// the kernel refuses a Unix address on them.
+func (g *Gate) route(r *usernotif.Request, domain int, sa []byte, op string) ([]byte, func(), unix.Errno) {
+	nothing := func() {}
+	if domain != unix.AF_UNIX || len(sa) <= 2 || binary.LittleEndian.Uint16(sa) != unix.AF_UNIX {
+		return sa, nothing, 0
+	}
+	path := sa[2:]
+	if path[0] == 0 {
+		// Abstract: the sandbox has a network namespace of its own, where
+		// the host's abstract sockets do not exist, and Landlock's scope
+		// (Linux 6.12) refuses the ones bound outside the sandbox's domain.
+		return sa, nothing, 0
+	}
+	if i := bytes.IndexByte(path, 0); i >= 0 {
+		path = path[:i]
+	}
+	name := g.absolute(r, string(path))
+	fd, e := openAsTarget(r, string(path))
+	if e != 0 {
+		return nil, nothing, e
+	}
+	closeFD := func() { unix.Close(fd) }
+	var st unix.Stat_t
+	if err := unix.Fstat(fd, &st); err != nil {
+		closeFD()
+		return nil, nothing, errnoOf(err)
+	}
+	if st.Mode&unix.S_IFMT != unix.S_IFSOCK {
+		closeFD()
+		return nil, nothing, unix.ECONNREFUSED // what connect says of a file that is no socket
+	}
+	real, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
+	allowed, why := false, ""
+	switch {
+	case g.listed(real) && st.Nlink == 1:
+		allowed = true
+	case g.listed(real):
+		why = " (a hard link of a socket file, whose other names srt cannot know)"
+	case boundInside(st):
+		allowed = true // a socket the sandbox bound itself
+	case real != name:
+		why = " (resolves to " + real + ")"
+	}
+	if !allowed {
+		if g.Report != nil {
+			g.Report("deny " + op + " " + name + why)
+		}
+		closeFD()
+		return nil, nothing, unix.EACCES
+	}
+	out := make([]byte, 2, 2+len("/proc/self/fd/")+12)
+	binary.LittleEndian.PutUint16(out, unix.AF_UNIX)
+	out = append(out, "/proc/self/fd/"+strconv.Itoa(fd)...)
+	out = append(out, 0)
+	return out, closeFD, 0
+}
+
+// listed says whether real is an allowed path or beneath one.
+func (g *Gate) listed(real string) bool {
+	if !strings.HasPrefix(real, "/") {
+		return false // "socket:[N]", an unreachable name
+	}
+	for _, a := range g.Allowed {
+		if real == a || strings.HasPrefix(real, a+"/") || a == "/" {
+			return true
+		}
+	}
+	return false
+}
+
+// procPath makes a path the command gave that names its own /proc entries
+// name them for this process, which opens it.
+func procPath(r *usernotif.Request, path string) string {
+	pid := strconv.Itoa(r.Pid)
+	for _, self := range []string{"/proc/self", "/proc/thread-self"} {
+		if path == self || strings.HasPrefix(path, self+"/") {
+			to := "/proc/" + pid
+			if self == "/proc/thread-self" {
+				to += "/task/" + pid
+			}
+			return to + path[len(self):]
+		}
+	}
+	return path
+}
+
+// absolute is the path the command named, made absolute against its
+// working directory, for messages.
+func (g *Gate) absolute(r *usernotif.Request, path string) string {
+	if strings.HasPrefix(path, "/") {
+		return filepath.Clean(path)
+	}
+	cwd, err := os.Readlink("/proc/" + strconv.Itoa(r.Pid) + "/cwd")
+	if err != nil {
+		return path
+	}
+	return filepath.Join(cwd, path)
+}
+
+// openAsTarget opens path with O_PATH as the command's connect would
+// resolve it: relative to its working directory, symlinks followed.
+func openAsTarget(r *usernotif.Request, path string) (int, unix.Errno) {
+	dir := unix.AT_FDCWD
+	if !strings.HasPrefix(path, "/") {
+		cwd, err := unix.Open("/proc/"+strconv.Itoa(r.Pid)+"/cwd", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return -1, errnoOf(err)
+		}
+		defer unix.Close(cwd)
+		if !r.Valid() {
+			return -1, unix.ESRCH
+		}
+		dir = cwd
+	} else {
+		path = procPath(r, path)
+	}
+	fd, err := unix.Openat(dir, path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, errnoOf(err)
+	}
+	return fd, 0
+}

@@ -1,0 +1,222 @@
+// Package usernotif serves seccomp user notifications: a filter built with
+// seccomp.BuildNotify makes the calls it names wait, and a Server reads each
+// one from the listener and answers it with the handler registered for its
+// system call. The init stage runs one Server for everything it
+// supervises; each feature registers the handlers of its calls (Register)
+// and the calls that go into the filter (Calls).
+//
+// Rules for handlers. A notification carries the target's pid and its
+// arguments; every pointer points into the target's memory, which the
+// target (another of its threads, or a process sharing the mapping) may
+// change at any time. So a handler never answers Continue after looking at
+// that memory: the kernel would read it again, after the check. It
+// performs the call itself, on a copy of what it read and on the target's
+// own descriptor (Request.FD), and answers with the result. Request.Read
+// checks that the notification is still pending after it reads, so the
+// memory read was the target's.
+package usernotif
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/srt-sandbox/srt/internal/seccomp"
+)
+
+// The kernel's structures (include/uapi/linux/seccomp.h).
+type notif struct {
+	id    uint64
+	pid   uint32
+	flags uint32
+	data  struct {
+		nr   int32
+		arch uint32
+		ip   uint64
+		args [6]uint64
+	}
+}
+
+type notifResp struct {
+	id    uint64
+	val   int64
+	error int32
+	flags uint32
+}
+
+// SECCOMP_IOCTL_NOTIF_ID_VALID: x/sys/unix has the value with the right
+// direction bits (the kernel accepts both).
+const ioctlIDValid = unix.SECCOMP_IOCTL_NOTIF_ID_VALID
+
+// Reply is a handler's answer: the call returns Val, or fails with Errno
+// when it is not zero.
+type Reply struct {
+	Val   int64
+	Errno unix.Errno
+}
+
+// Fail is the reply that makes the call fail with e.
+func Fail(e unix.Errno) Reply { return Reply{Errno: e} }
+
+// Handler answers one notification.
+type Handler func(*Request) Reply
+
+// Server dispatches the notifications of one listener to the handlers
+// registered for their system calls. Register every handler before Serve.
+type Server struct {
+	handlers map[int32]Handler
+	calls    []seccomp.Notify
+}
+
+// Register makes h answer the calls named by n. The number is the build
+// architecture's (x/sys/unix SYS_*), the name seccomp's key for it.
+func (s *Server) Register(n seccomp.Notify, nr int, h Handler) error {
+	if s.handlers == nil {
+		s.handlers = map[int32]Handler{}
+	}
+	if _, dup := s.handlers[int32(nr)]; dup {
+		return fmt.Errorf("usernotif: two handlers for %s", n.Syscall)
+	}
+	s.handlers[int32(nr)] = h
+	s.calls = append(s.calls, n)
+	return nil
+}
+
+// Calls are the calls registered, for seccomp.BuildNotify.
+func (s *Server) Calls() []seccomp.Notify { return s.calls }
+
+// Empty says whether nothing is registered (no filter to install).
+func (s *Server) Empty() bool { return len(s.calls) == 0 }
+
+// Serve reads notifications from listener until it fails (the last
+// process under the filter is gone), each answered on a goroutine of its
+// own: a connect that blocks must not hold up the others.
+func (s *Server) Serve(listener int) error {
+	for {
+		var n notif
+		_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_RECV, uintptr(unsafe.Pointer(&n)))
+		switch errno {
+		case 0:
+		case unix.EINTR:
+			continue
+		case unix.ENOENT:
+			// The target was gone (killed) before we read its notification.
+			continue
+		default:
+			return fmt.Errorf("usernotif: receive: %w", errno)
+		}
+		h := s.handlers[n.data.nr]
+		go func() {
+			r := &Request{listener: listener, id: n.id, Pid: int(n.pid), Nr: int(n.data.nr), Args: n.data.args}
+			var reply Reply
+			if h == nil {
+				// The filter names only registered calls; anything else is
+				// a bug, refused rather than let through.
+				reply = Fail(unix.ENOSYS)
+			} else {
+				reply = h(r)
+			}
+			r.close()
+			s.send(listener, n.id, reply)
+		}()
+	}
+}
+
+func (s *Server) send(listener int, id uint64, r Reply) {
+	resp := notifResp{id: id, val: r.Val}
+	if r.Errno != 0 {
+		resp = notifResp{id: id, error: -int32(r.Errno)}
+	}
+	// ENOENT: the target was killed, or interrupted before it was
+	// answered. Nothing to do.
+	unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+}
+
+// Request is one notification being answered.
+type Request struct {
+	listener int
+	id       uint64
+	Pid      int
+	Nr       int
+	Args     [6]uint64
+	pidfd    int // opened by FD, closed once answered
+}
+
+// ErrGone is returned when the notification is no longer pending: the
+// target was killed, or its pid now names another process.
+var ErrGone = errors.New("usernotif: the target is gone")
+
+// Valid says whether the notification is still pending.
+func (r *Request) Valid() bool {
+	id := r.id
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(r.listener), ioctlIDValid, uintptr(unsafe.Pointer(&id)))
+	return errno == 0
+}
+
+// Read copies n bytes at addr of the target's memory. It fails with
+// ErrGone when the notification stopped being pending (the pid may then
+// have been another process's), and with EFAULT when the memory is not
+// mapped.
+func (r *Request) Read(addr uint64, n int) ([]byte, error) {
+	if n == 0 {
+		return nil, nil
+	}
+	buf := make([]byte, n)
+	got, err := unix.ProcessVMReadv(r.Pid, []unix.Iovec{{Base: &buf[0], Len: uint64(n)}},
+		[]unix.RemoteIovec{{Base: uintptr(addr), Len: n}}, 0)
+	if !r.Valid() {
+		return nil, ErrGone
+	}
+	if err != nil {
+		return nil, err
+	}
+	if got != n {
+		return nil, unix.EFAULT
+	}
+	return buf, nil
+}
+
+// Write copies b to addr of the target's memory (what the kernel would
+// write back, sendmmsg's counts).
+func (r *Request) Write(addr uint64, b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	got, err := unix.ProcessVMWritev(r.Pid, []unix.Iovec{{Base: &b[0], Len: uint64(len(b))}},
+		[]unix.RemoteIovec{{Base: uintptr(addr), Len: len(b)}}, 0)
+	if err != nil {
+		return err
+	}
+	if got != len(b) {
+		return unix.EFAULT
+	}
+	return nil
+}
+
+// FD duplicates the target's descriptor fd into this process: the same
+// open file, so a connect or send on it is the target's. The caller closes
+// it. EBADF when the target has no such descriptor.
+func (r *Request) FD(fd int) (int, error) {
+	if r.pidfd <= 0 {
+		pidfd, err := unix.PidfdOpen(r.Pid, 0)
+		if err != nil {
+			return -1, err
+		}
+		// The pid was the target's when the notification came; it still
+		// is if the notification is pending.
+		if !r.Valid() {
+			unix.Close(pidfd)
+			return -1, ErrGone
+		}
+		r.pidfd = pidfd
+	}
+	return unix.PidfdGetfd(r.pidfd, fd, 0)
+}
+
+func (r *Request) close() {
+	if r.pidfd > 0 {
+		unix.Close(r.pidfd)
+	}
+}
