@@ -201,4 +201,3 @@ func TestTerminatedMaskedCost(t *testing.T) {
 	fmt.Printf("  masked header      %.0f req/s named vs %.0f not: %.1f%% slower   (target < 5%%)\n", rps("requests/mask"), rps("requests/plain"), cost)
 	fmt.Printf("  256 MiB upload     %.0f MiB/s body scanned vs %.0f not: ratio %.2f   (target >= 0.5)\n", mbps("upload/mask"), mbps("upload/plain"), mbps("upload/mask")/mbps("upload/plain"))
 }
-

@@ -202,6 +202,28 @@ func TestInjectTerminatedTooLarge(t *testing.T) {
 	}
 }
 
+// TestInjectHeaderLineBreak: a value with a line break (a whole file
+// masked, say) put in a header would end it upstream and start another:
+// the request is refused and nothing forwarded; in a body it goes.
+func TestInjectHeaderLineBreak(t *testing.T) {
+	pem := ask.Mask{ID: "cmd1.2", Sentinel: "fake_value_1a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d", Value: "line one\r\nX-Smuggled: yes"}
+	rc := &recorder{}
+	f := newTLSFixture(t, fixtureOpts{handler: rc, answer: injecting(pem)})
+	tc, br := f.tunnel(f.target("echo.test"), "echo.test")
+	resp, body := do(t, tc, br, "GET / HTTP/1.1\r\nHost: echo.test\r\nX-Key: "+pem.Sentinel+"\r\n\r\n")
+	if resp.StatusCode != 403 || strings.TrimSpace(body) != refusal.WhyMaskedHeaderBreak {
+		t.Fatalf("%d %q", resp.StatusCode, body)
+	}
+	if len(rc.seen) != 0 {
+		t.Fatalf("forwarded: %+v", rc.seen)
+	}
+	tc, br = f.tunnel(f.target("echo.test"), "echo.test")
+	resp, _ = do(t, tc, br, "POST / HTTP/1.1\r\nHost: echo.test\r\nTransfer-Encoding: chunked\r\n\r\n"+fmt.Sprintf("%x\r\n%s\r\n0\r\n\r\n", len(pem.Sentinel), pem.Sentinel))
+	if got := rc.last(t); resp.StatusCode != 200 || got.body != pem.Value {
+		t.Fatalf("%d %q", resp.StatusCode, got.body)
+	}
+}
+
 // TestInjectPlainHTTP: on plain HTTP the masks are put back only with
 // Rules.PlaintextInject (--plaintext-inject); without it the sentinels
 // go as they are and nothing is refused.

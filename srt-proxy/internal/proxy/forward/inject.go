@@ -3,6 +3,7 @@ package forward
 import (
 	"bytes"
 	"io"
+	"strings"
 
 	"github.com/srt-sandbox/srt-proxy/internal/credmask"
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
@@ -45,7 +46,11 @@ func (h *Conn) injectMasks(ex *Exchange) (keep, ok bool) {
 	if err != nil {
 		return h.refuseInject(ex, err.Error()), false
 	}
-	ex.Head = replaceHead(ex.Head, set)
+	head, ok := replaceHead(ex.Head, set)
+	if !ok {
+		return h.refuseInject(ex, refusal.WhyMaskedHeaderBreak), false
+	}
+	ex.Head = head
 	ex.Rec.Inject = InjectDone
 	switch {
 	case ex.src == nil:
@@ -75,17 +80,22 @@ func (h *Conn) injectMasks(ex *Exchange) (keep, ok bool) {
 // replaceHead is a copy of head with the sentinels in its field values
 // replaced; Host (checked against the destination the decider was asked
 // about) and Connection (hop-by-hop: it names fields to drop) stay as
-// they are.
-func replaceHead(head *http1.RequestHead, set *credmask.Set) *http1.RequestHead {
-	c := *head
-	c.Fields = make([]http1.Field, len(head.Fields))
+// they are. ok is false when a value put in holds a CR, LF or NUL, which
+// would end the field (or the head) early upstream: the request cannot
+// go (a field as read holds none of them).
+func replaceHead(head *http1.RequestHead, set *credmask.Set) (c *http1.RequestHead, ok bool) {
+	cp := *head
+	cp.Fields = make([]http1.Field, len(head.Fields))
 	for i, f := range head.Fields {
 		if f.Lower != "host" && f.Lower != "connection" {
 			f.Value = set.Replace(f.Value)
+			if strings.ContainsAny(f.Value, "\r\n\x00") {
+				return nil, false
+			}
 		}
-		c.Fields[i] = f
+		cp.Fields[i] = f
 	}
-	return &c
+	return &cp, true
 }
 
 // refuseInject refuses ex (its body unread, or read in part: the

@@ -18,6 +18,12 @@ const MaxMaskedBody = 64 << 20
 // whose masked secrets change its length; compared verbatim by clients.
 const WhyMaskedBodyTooLarge = "the request body carries masked secrets whose values change its length, so it is held in memory to be sent with its new Content-Length, and it is over the 64 MiB limit for that; send it chunked (Transfer-Encoding: chunked), which is streamed; nothing was forwarded"
 
+// WhyMaskedHeaderBreak refuses a request whose header carries the
+// sentinel of a masked secret whose value holds a line break or a NUL,
+// which would end the header upstream (a secret read from a whole file,
+// say); compared verbatim by clients.
+const WhyMaskedHeaderBreak = "a header carries a masked secret whose value holds a line break or NUL, which cannot go in a header; nothing was forwarded"
+
 // renderInject renders CauseInjectRefused: 403 with the reason, tagged
 // as each mode tags its own policy refusals; ok is false for every other
 // cause.
