@@ -198,6 +198,6 @@ func TestTerminatedMaskedCost(t *testing.T) {
 	rps := func(k string) float64 { return requests / best[k].Seconds() }
 	mbps := func(k string) float64 { return size / best[k].Seconds() / (1 << 20) }
 	cost := 100 * (1 - rps("requests/mask")/rps("requests/plain"))
-	fmt.Printf("  masked header      %.0f req/s named vs %.0f not: %.1f%% slower   (target < 5%%)\n", rps("requests/mask"), rps("requests/plain"), cost)
-	fmt.Printf("  256 MiB upload     %.0f MiB/s body scanned vs %.0f not: ratio %.2f   (target >= 0.5)\n", mbps("upload/mask"), mbps("upload/plain"), mbps("upload/mask")/mbps("upload/plain"))
+	fmt.Printf("  masked header      %.0f req/s its mask named, %.0f not: cost %+.1f%%   (target < 5%%)\n", rps("requests/mask"), rps("requests/plain"), cost)
+	fmt.Printf("  256 MiB upload     %.0f MiB/s its body scanned, %.0f not: ratio %.2f   (target >= 0.5)\n", mbps("upload/mask"), mbps("upload/plain"), mbps("upload/mask")/mbps("upload/plain"))
 }
