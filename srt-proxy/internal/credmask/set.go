@@ -65,12 +65,12 @@ func New(masks []ask.Mask) (*Set, error) {
 	if len(masks) == 0 {
 		return nil, nil
 	}
-	s := &Set{sameLen: true}
+	s := &Set{sameLen: true, masks: make([]entry, 0, len(masks)), filters: make([]filter, 0, len(masks))}
 	for _, m := range masks {
 		if m.Sentinel == "" {
 			return nil, ErrEmptySentinel
 		}
-		e := entry{sentinel: []byte(m.Sentinel), value: []byte(m.Value)}
+		e := entry{sentinel: bytesOf(m.Sentinel), value: bytesOf(m.Value)}
 		var p, k [filterLen]byte
 		for i := range copy(p[:], e.sentinel) {
 			k[i] = 0xff
@@ -86,6 +86,9 @@ func New(masks []ask.Mask) (*Set, error) {
 	return s, nil
 }
 
+// bytesOf is s's bytes, without a copy: a Set only reads them.
+func bytesOf(s string) []byte { return unsafe.Slice(unsafe.StringData(s), len(s)) }
+
 // SameLength reports whether every value is exactly as long as its
 // sentinel: then a body keeps its length.
 func (s *Set) SameLength() bool { return s.sameLen }
@@ -97,7 +100,7 @@ func (s *Set) MaxSentinel() int { return s.maxLen }
 // Replace returns v with every sentinel replaced by its value; v itself
 // when it carries none.
 func (s *Set) Replace(v string) string {
-	b := unsafe.Slice(unsafe.StringData(v), len(v)) // read only
+	b := bytesOf(v)
 	for i := 0; i < len(b); i++ {
 		if i = s.skip(b, i, len(b)); i < len(b) && s.confirm(b, i) >= 0 {
 			out, _ := s.scan(make([]byte, 0, len(b)), b, i, true, math.MaxInt)

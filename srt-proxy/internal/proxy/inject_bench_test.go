@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -187,9 +188,16 @@ func TestTerminatedMaskedCost(t *testing.T) {
 			best[k] = d
 		}
 	}
+	// The proxy's CPU time per request, which other processes on the
+	// machine do not stretch as they do the wall clock.
+	cpu := map[string]time.Duration{}
 	for range 5 {
 		for _, path := range []string{"/plain", "/mask"} {
+			before := cpuTime(t, tb.proxyPID)
 			d, err := tb.requests(t, path, requests)
+			if used := cpuTime(t, tb.proxyPID) - before; cpu[path] == 0 || used < cpu[path] {
+				cpu[path] = used
+			}
 			keep("requests"+path, d, err)
 			d, err = tb.upload(t, path+"/up", size)
 			keep("upload"+path, d, err)
@@ -199,5 +207,32 @@ func TestTerminatedMaskedCost(t *testing.T) {
 	mbps := func(k string) float64 { return size / best[k].Seconds() / (1 << 20) }
 	cost := 100 * (1 - rps("requests/mask")/rps("requests/plain"))
 	fmt.Printf("  masked header      %.0f req/s its mask named, %.0f not: cost %+.1f%%   (target < 5%%)\n", rps("requests/mask"), rps("requests/plain"), cost)
+	perReq := func(p string) float64 { return float64(cpu[p].Microseconds()) / requests }
+	fmt.Printf("  masked header      srt-proxy CPU %.1f µs per request its mask named, %.1f not: cost %+.1f%%   (target < 5%%)\n",
+		perReq("/mask"), perReq("/plain"), 100*(perReq("/mask")/perReq("/plain")-1))
 	fmt.Printf("  256 MiB upload     %.0f MiB/s its body scanned, %.0f not: ratio %.2f   (target >= 0.5)\n", mbps("upload/mask"), mbps("upload/plain"), mbps("upload/mask")/mbps("upload/plain"))
+}
+
+// cpuTime is the CPU time process pid's threads have run (the sum of
+// /proc/<pid>/task/*/schedstat's first field, nanoseconds).
+func cpuTime(t *testing.T, pid int) time.Duration {
+	t.Helper()
+	dir := "/proc/" + strconv.Itoa(pid) + "/task"
+	tasks, err := os.ReadDir(dir)
+	if err != nil {
+		t.Skipf("no /proc here: %v", err)
+	}
+	var ns int64
+	for _, task := range tasks {
+		b, err := os.ReadFile(dir + "/" + task.Name() + "/schedstat")
+		if err != nil {
+			continue // the thread ended
+		}
+		f := strings.Fields(string(b))
+		if len(f) > 0 {
+			n, _ := strconv.ParseInt(f[0], 10, 64)
+			ns += n
+		}
+	}
+	return time.Duration(ns)
 }
