@@ -9,7 +9,7 @@ import (
 
 // recordFields is the order of a decision line's fields (the proxy's
 // record, internal/proxy/record.go): what was decided and why first.
-var recordFields = []string{"decision", "reason", "kind", "host", "port", "user", "addr", "bytes_up", "bytes_down", "duration_ms"}
+var recordFields = []string{"decision", "reason", "kind", "host", "port", "user", "addr", "bytes_up", "bytes_down", "duration_ms", "inject"}
 
 // debugLogger is the log of -d, in either mode: one line per decision
 // record, "<prefix> decision=… reason=… …", and the few debug messages

@@ -44,6 +44,13 @@ func testCA(t *testing.T) []byte {
 // the CA's file, for curl --cacert.
 func startTerminating(t *testing.T, args ...string) (p *proc, curl, caFile string) {
 	t.Helper()
+	return startTerminatingWith(t, defaultHello, nil, args...)
+}
+
+// startTerminatingWith is startTerminating with the decider's hello and
+// the proxy's environment given.
+func startTerminatingWith(t *testing.T, hello string, env []string, args ...string) (p *proc, curl, caFile string) {
+	t.Helper()
 	curl, err := exec.LookPath("curl")
 	if err != nil {
 		t.Fatal("curl is needed for this test (scripts/test installs it)")
@@ -55,12 +62,12 @@ func startTerminating(t *testing.T, args ...string) (p *proc, curl, caFile strin
 	caW.Write(caPEM)
 	caW.Close()
 	mine, theirs := socketPair(t)
-	p = spawn(t, append([]string{"--listen", "127.0.0.1:0", "--decider-fd", "3", "--ca-fd", "4"}, args...), []*os.File{theirs, caR}, nil)
+	p = spawn(t, append([]string{"--listen", "127.0.0.1:0", "--decider-fd", "3", "--ca-fd", "4"}, args...), []*os.File{theirs, caR}, env)
 	theirs.Close()
 	caR.Close()
 	p.dec = &decider{t: t, r: protocol.NewReader(mine, protocol.Line, protocol.MaxProxyFrame), w: protocol.NewWriter(mine, protocol.Line), c: mine}
 	p.dec.next()
-	p.dec.send(defaultHello)
+	p.dec.send(hello)
 	p.serving()
 	return p, curl, caFile
 }

@@ -28,6 +28,9 @@ func (s *Server) log(r *serve.Record) {
 		Str("addr", r.Addr).
 		Int64("bytes_up", r.Up).
 		Int64("bytes_down", r.Down).
-		Int64("duration_ms", time.Since(r.Start).Milliseconds()).
-		Send()
+		Int64("duration_ms", time.Since(r.Start).Milliseconds())
+	if r.Inject != "" {
+		e.Str("inject", r.Inject) // an allow that named masked secrets: what became of them
+	}
+	e.Send()
 }

@@ -75,7 +75,7 @@ func (s *Server) serveRequest(h *forward.Conn, head *http1.RequestHead, rec *ser
 	}
 	ex := &forward.Exchange{Head: head, Req: req, Verdict: v, Scheme: t.Scheme, Target: target,
 		HostHeader: http1.HostAuthority(t.Scheme, t.Host, t.Port), Kind: kind, Length: length,
-		WantsClose: wantsClose, AuthConsumed: consumed, Rec: rec, RB: body}
+		WantsClose: wantsClose, AuthConsumed: consumed, Rec: rec, RB: body, Inject: s.Rules.PlaintextInject}
 	keep := h.Forward(ctx, ex, h.Pooled())
 	s.log(rec)
 	return keep

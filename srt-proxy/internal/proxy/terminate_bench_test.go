@@ -95,6 +95,10 @@ func serveBenchUpstream(l net.Listener, dir string) error {
 		return err
 	}
 	srv := &http.Server{Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method == "POST" {
+			uploaded(w, r)
+			return
+		}
 		n, _ := strconv.ParseInt(r.URL.Query().Get("n"), 10, 64)
 		if n == 0 {
 			io.WriteString(w, "ok")
@@ -129,7 +133,7 @@ func serveBenchProxy(l net.Listener, dir string) error {
 	loopback, _ := policy.ParseAllowPattern("127.0.0.1")
 	ap := &policy.AddressPolicy{Allowed: []policy.Pattern{loopback}}
 	s := &Server{
-		Asker: allowAsker{},
+		Asker: benchMaskAsker{},
 		Dialer: &dial.Dialer{HostAddrs: func() []netip.Addr { return nil },
 			Policy: func() *policy.AddressPolicy { return ap },
 			Resolve: func(context.Context, string, string) ([]netip.Addr, error) {

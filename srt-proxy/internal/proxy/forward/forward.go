@@ -37,10 +37,15 @@ type Exchange struct {
 	// applies, with AuthConsumed saying the Proxy-Authorization carried
 	// our token.
 	ProxyOnly, AuthConsumed bool
-	Rec                     *serve.Record
-	RB                      *http1.RequestBody // the body as framed on the wire; nil when none
-	Body                    *PeekBody          // the body as the decider saw it (its first bytes may be held); nil: RB as it is
-	src                     *stallReader       // what the body sender reads
+	// Inject lets the verdict's masked secrets (Verdict.Inject) be put
+	// back (injectMasks): the handler sets it for requests read inside a
+	// TLS-terminated tunnel, and for plain HTTP under
+	// rules.Rules.PlaintextInject.
+	Inject bool
+	Rec    *serve.Record
+	RB     *http1.RequestBody // the body as framed on the wire; nil when none
+	Body   *PeekBody          // the body as the decider saw it (its first bytes may be held); nil: RB as it is
+	src    *stallReader       // what the body sender reads
 	// watch follows the client once the request is upstream in full
 	// (clientWatch); nil until then.
 	watch *clientWatch
@@ -70,6 +75,14 @@ func (h *Conn) Forward(ctx context.Context, ex *Exchange, ups Upstreams) bool {
 			r = ex.Body.forward()
 		}
 		ex.src = &stallReader{r: r, c: h.Client.Raw, d: h.Stall}
+	}
+	if len(ex.Verdict.Inject) > 0 {
+		if keep, ok := h.injectMasks(ex); !ok {
+			if body != nil {
+				rec.Up = body.BytesRead()
+			}
+			return keep
+		}
 	}
 	u, err := ups.Get(ctx, ex, false)
 	if err != nil {

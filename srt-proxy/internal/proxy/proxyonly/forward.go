@@ -18,7 +18,7 @@ func (m mode) forwardRequest(h *forward.Conn, rec *serve.Record, head *http1.Req
 	defer cancel()
 	ex := &forward.Exchange{Head: head, Req: req, Verdict: v, Scheme: t.Scheme, Target: spelled,
 		HostHeader: http1.HostAuthority(t.Scheme, t.Host, t.Port), Kind: kind, Length: body.Length,
-		WantsClose: wantsClose, ProxyOnly: true, Rec: rec, RB: body.RB, Body: body}
+		WantsClose: wantsClose, ProxyOnly: true, Rec: rec, RB: body.RB, Body: body, Inject: m.Rules.PlaintextInject}
 	keep := h.Forward(ctx, ex, h.Pooled())
 	m.Log(rec)
 	return keep

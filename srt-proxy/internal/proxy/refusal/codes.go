@@ -28,6 +28,7 @@ var causeCodes = map[Cause]string{
 	CauseAmbiguousTarget:    "ambiguous_target",
 	CauseTooManyTunnels:     CodeTooManyTunnels,
 	CauseOpaqueTunnel:       CodeOpaqueTunnel,
+	CauseInjectRefused:      CodeInjectRefused,
 }
 
 // Code is the Decision reason of a refusal (an Observer's).
@@ -59,6 +60,7 @@ var causeNames = map[Cause]string{
 	CauseAmbiguousTarget: "ambiguous request-target",
 	CauseTooManyTunnels:  "too many tunnels",
 	CauseOpaqueTunnel:    "opaque tunnel refused",
+	CauseInjectRefused:   "masked secrets not put back",
 }
 
 // Name is the cause's text in a decision record when the refusal has no
@@ -69,7 +71,7 @@ func (c Cause) Name() string { return causeNames[c] }
 // decision (recorded as a deny) rather than a failure.
 func DeniedByPolicy(c Cause) bool {
 	switch c {
-	case CauseHostNotAllowed, CauseOpaqueTunnel, CauseBodyless, CausePlaintextHeaderSet, CauseMethodRefused, CauseRequestDenied:
+	case CauseHostNotAllowed, CauseOpaqueTunnel, CauseBodyless, CausePlaintextHeaderSet, CauseMethodRefused, CauseRequestDenied, CauseInjectRefused:
 		return true
 	}
 	return false

@@ -53,6 +53,9 @@ const (
 
 // Render implements Mode.
 func (ProxyOnlyMode) Render(r Refusal) Answer {
+	if a, ok := renderInject(r, DenyReasonHeader, CodeInjectRefused); ok {
+		return a
+	}
 	connect := r.Kind == ask.KindConnect
 	answer := func(status int, code, reason string, socks byte) Answer {
 		a := Answer{Status: status, Phrase: phraseOf(status), SOCKS: socks,

@@ -27,6 +27,9 @@ func (SRTMode) Render(r Refusal) Answer {
 	if a, ok := renderTLS(r); ok {
 		return a
 	}
+	if a, ok := renderInject(r, "X-Proxy-Error", tagSandboxRuntime); ok {
+		return a
+	}
 	connect := r.Kind == ask.KindConnect
 	// line ends a plain-HTTP body with a newline; a raw CONNECT body has none.
 	line := func(s string) string {

@@ -26,7 +26,10 @@ type Record struct {
 	Addr     string // the address dialled
 	Up, Down int64  // bytes client→upstream and upstream→client (bodies, for plain HTTP)
 	Code     string // the Observer's reason (proxy.Decision); "": from the decision
-	logged   bool   // written: a record is one line, however many paths end it
+	// Inject says what became of the masked secrets an allow named
+	// (forward: Inject… phrases); "": it named none.
+	Inject string
+	logged bool // written: a record is one line, however many paths end it
 }
 
 // NewRecord starts the record of a connection or request of kind.

@@ -90,7 +90,7 @@ func (x *tlsSession) serveOne() bool {
 		hostHeader = http1.HostAuthority("https", req.Host, req.Port)
 	}
 	ex := &forward.Exchange{Head: head, Req: req, Verdict: v, Scheme: "https", Target: upTarget, HostHeader: hostHeader,
-		Kind: kind, Length: length, WantsClose: wantsClose, Rec: rec, RB: rb, Body: body}
+		Kind: kind, Length: length, WantsClose: wantsClose, Rec: rec, RB: rb, Body: body, Inject: true}
 	keep := h.Forward(ctx, ex, tunnelUpstream{x})
 	x.up += rec.Up
 	x.down += rec.Down
