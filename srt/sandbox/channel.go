@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -97,7 +98,9 @@ func (c *Cmd) channelMessage(buf []byte, fds *[]*os.File) (size int, last bool) 
 		if len(buf) < 3+n {
 			return 0, false
 		}
-		c.m.violation(string(buf[3:3+n]), c.user)
+		// The line may hold a path the command chose (the filesystem
+		// observer's): any bytes but NUL.
+		c.m.violation(strings.ToValidUTF8(string(buf[3:3+n]), "\uFFFD"), c.user)
 		return 3 + n, false
 	case initstage.MsgListening:
 		if len(buf) < 3 {

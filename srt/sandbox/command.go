@@ -37,6 +37,7 @@ type commandOptions struct {
 	fs            *settings.Filesystem
 	nested        *bool
 	pass          []passFile
+	fsViolations  *bool
 }
 
 // passFile is a descriptor given to the command (WithPassFile).
@@ -91,10 +92,24 @@ func WithFilesystem(fs settings.Filesystem) CommandOption {
 	return func(o *commandOptions) { o.fs = &fs }
 }
 
+// WithFilesystemViolations overrides Options.ReportFilesystemViolations
+// for this command.
+func WithFilesystemViolations(report bool) CommandOption {
+	return func(o *commandOptions) { o.fsViolations = &report }
+}
+
 // WithNestedUserNamespaces overrides allowNestedUserNamespaces for this
 // command.
 func WithNestedUserNamespaces(allow bool) CommandOption {
 	return func(o *commandOptions) { o.nested = &allow }
+}
+
+// reportFS says whether the command's filesystem violations are reported.
+func (o *commandOptions) reportFS(m Options) bool {
+	if o.fsViolations != nil {
+		return *o.fsViolations
+	}
+	return m.ReportFilesystemViolations
 }
 
 // config is cfg with the command's overrides applied (cfg itself when
@@ -401,6 +416,13 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		p.Init.PassFDs = append(p.Init.PassFDs, initstage.PassFD{From: next + len(nsFiles) + i, To: pf.n})
 		c.pass = append(c.pass, pf)
 	}
+	// Then the filesystem rules for the observer.
+	var rules *os.File
+	if o.reportFS(m.opts) && err == nil {
+		r := p.ObserveRules()
+		p.Init.ObserveFD, p.Init.ObserveReads = next+len(nsFiles)+len(o.pass), r.Hides()
+		rules, err = memFile("srt-fs-rules", r.Encode())
+	}
 	var data []byte
 	var args *os.File
 	options, inside := p.BwrapArgs(initstage.ExePath, firstFD)
@@ -414,8 +436,10 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		for _, g := range append(grants, copies...) {
 			g.Close()
 		}
-		if resolv != nil {
-			resolv.Close()
+		for _, f := range []*os.File{resolv, rules} {
+			if f != nil {
+				f.Close()
+			}
 		}
 		return nil, err
 	}
@@ -430,6 +454,10 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	extra := append(append([]*os.File(nil), c.childEnds...), nsFiles...)
 	for _, pf := range o.pass {
 		extra = append(extra, pf.f)
+	}
+	if rules != nil {
+		c.childEnds = append(c.childEnds, rules)
+		extra = append(extra, rules)
 	}
 
 	cmd := exec.CommandContext(ctx, run.nsenter, append(enter, append([]string{run.bwrap, "--args", fmt.Sprint(argsFD), "--"}, inside...)...)...)

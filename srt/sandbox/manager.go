@@ -46,6 +46,14 @@ type Options struct {
 	Ask func(AskRequest) (allow bool, reason string, err error)
 	// OnViolation is called with each violation recorded.
 	OnViolation func(Violation)
+	// ReportFilesystemViolations records, as violations of the command
+	// that attempted them, the writes the filesystem rules refuse and the
+	// opens of paths they hide ("deny openat /etc/foo"; srt
+	// --report-filesystem-violations). Diagnostic only: it changes no
+	// decision, and costs each write (and, where the rules hide a path,
+	// each open) a round trip to the sandbox's init stage. Commands can
+	// override it (WithFilesystemViolations).
+	ReportFilesystemViolations bool
 	// SettingsFiles are files the host reads sandbox settings from (the
 	// srt CLI passes the one it loaded). No sandbox may change them, nor
 	// create them where they do not exist: a command that could would

@@ -61,6 +61,7 @@ func newApp(stdout, stderr io.Writer, status *int, sigs *signals) *cli.App {
 			&cli.StringSliceFlag{Name: "pass-fd", Usage: "give the command descriptor `FD` (3 to 8) at the same number; repeatable"},
 			&cli.StringFlag{Name: "violations-fd", Usage: "write every violation as a JSON line to descriptor `FD` (>= 3)"},
 			&cli.BoolFlag{Name: "show-violations", Usage: "append the command's <sandbox_violations> block to stderr when it exits"},
+			&cli.BoolFlag{Name: "report-filesystem-violations", Usage: "record the writes the filesystem rules refuse and the opens of paths they hide as violations (costs each write a round trip)"},
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
 		OnUsageError:   onUsageError,
@@ -192,7 +193,8 @@ func runCommand(ctx *cli.Context, stderr io.Writer, signals *signals) (int, erro
 	if err != nil {
 		return exitFailure, err
 	}
-	opts := sandbox.Options{Logger: log, Warnings: stderr, Debug: os.Getenv("SRT_DEBUG") != "", SettingsFiles: []string{path}}
+	opts := sandbox.Options{Logger: log, Warnings: stderr, Debug: os.Getenv("SRT_DEBUG") != "", SettingsFiles: []string{path},
+		ReportFilesystemViolations: ctx.Bool("report-filesystem-violations")}
 	if vout != nil {
 		opts.OnViolation = vout.write
 	}

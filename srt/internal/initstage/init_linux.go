@@ -138,6 +138,7 @@ func run(args []string) int {
 			break
 		}
 	}
+	finishObserver()
 	send([]byte{MsgExited, byte(code)}, -1)
 	return code
 }

@@ -72,8 +72,7 @@ func restrict(spec Spec) error {
 	// set-id files are refused always, so there is always a filter where
 	// the architecture has one.
 	if arch, ok := seccomp.Native(); ok {
-		supervise := !spec.BlockUnixSockets && len(spec.UnixSockets) > 0
-		prog, err := seccomp.Build(arch, seccomp.Options{BlockUnixSockets: spec.BlockUnixSockets, SuperviseUnixSockets: supervise,
+		prog, err := seccomp.Build(arch, seccomp.Options{BlockUnixSockets: spec.BlockUnixSockets, SuperviseUnixSockets: !spec.BlockUnixSockets && len(spec.UnixSockets) > 0,
 			BlockNamespaces: spec.BlockNamespaces, BlockTerminalInjection: true, BlockKeyrings: true, BlockSetID: true})
 		if err != nil {
 			return err
@@ -81,10 +80,8 @@ func restrict(spec Spec) error {
 		if err := seccomp.Install(prog); err != nil {
 			return err
 		}
-		if supervise {
-			if err := superviseUnixSockets(arch, spec.UnixSockets); err != nil {
-				return err
-			}
+		if err := supervise(arch, spec); err != nil {
+			return err
 		}
 	} else if spec.BlockUnixSockets || spec.BlockNamespaces || len(spec.UnixSockets) > 0 {
 		return errors.New("seccomp: this architecture has no filter")

@@ -26,7 +26,8 @@ const (
 	// MsgStarted: the command has started.
 	MsgStarted = 'R'
 	// MsgExited is followed by one byte, the command's exit status; when
-	// it is sent, nothing of the sandbox runs any more.
+	// it is sent, nothing of the sandbox runs any more, and every
+	// MsgViolation has been sent.
 	MsgExited = 'X'
 	// MsgViolation is followed by two bytes, big-endian, the length n
 	// (1 to MaxViolation) of the line that follows: a violation the init
@@ -117,6 +118,13 @@ type Spec struct {
 	CheckMounts bool
 	HostDevs    []uint64
 	Writable    []FileID
+	// ObserveFD, when positive, is a descriptor holding the filesystem
+	// rules (FSRules.Encode): the init stage then reports, as
+	// MsgViolation, each write the rules refuse (and, with ObserveReads,
+	// each open of a path they hide) that the command attempts
+	// (--report-filesystem-violations; see fsobserve_linux.go).
+	ObserveFD    int
+	ObserveReads bool
 }
 
 // PassFD moves the inherited descriptor From to To in the command.
@@ -182,6 +190,12 @@ func Args(s Spec, command []string) []string {
 			a = append(a, "-writable", strconv.FormatUint(id.Dev, 10)+":"+strconv.FormatUint(id.Ino, 10))
 		}
 	}
+	if s.ObserveFD > 0 {
+		a = append(a, "-observe-fd", strconv.Itoa(s.ObserveFD))
+		if s.ObserveReads {
+			a = append(a, "-observe-reads")
+		}
+	}
 	a = append(a, "--")
 	return append(a, command...)
 }
@@ -207,6 +221,8 @@ func parseArgs(args []string) (Spec, []string, error) {
 			s.WaitNetwork = true
 		case "-check-mounts":
 			s.CheckMounts = true
+		case "-observe-reads":
+			s.ObserveReads = true
 		case "-host-dev", "-writable":
 			if i+1 == len(args) {
 				return s, nil, errors.New(args[i] + " needs a value")
@@ -245,7 +261,7 @@ func parseArgs(args []string) (Spec, []string, error) {
 			}
 			s.UnixSockets = append(s.UnixSockets, args[i+1])
 			i++
-		case "-write", "-devnull-fd":
+		case "-write", "-devnull-fd", "-observe-fd":
 			if i+1 == len(args) {
 				return s, nil, errors.New(args[i] + " needs a value")
 			}
@@ -257,9 +273,13 @@ func parseArgs(args []string) (Spec, []string, error) {
 			default:
 				n, err := strconv.Atoi(val)
 				if err != nil || n < 3 {
-					return s, nil, errors.New("bad -devnull-fd " + strconv.Quote(val))
+					return s, nil, errors.New("bad " + opt + " " + strconv.Quote(val))
 				}
-				s.DevNullFD = n
+				if opt == "-observe-fd" {
+					s.ObserveFD = n
+				} else {
+					s.DevNullFD = n
+				}
 			}
 		case "--":
 			if i+1 == len(args) {

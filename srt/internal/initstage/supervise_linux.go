@@ -3,6 +3,7 @@ package initstage
 import (
 	"errors"
 	"fmt"
+	"os"
 
 	"golang.org/x/sys/unix"
 
@@ -17,14 +18,37 @@ import (
 // before startSupervisor installs the filter.
 var supervisor usernotif.Server
 
-// superviseUnixSockets registers the gate of network.allowUnixSockets and
-// starts the supervisor.
-func superviseUnixSockets(arch seccomp.Arch, allowed []string) error {
+// superviseUnixSockets registers the gate of network.allowUnixSockets.
+func superviseUnixSockets(allowed []string) error {
 	gate := &unixgate.Gate{Allowed: allowed, Report: reportViolation}
-	if err := gate.Register(&supervisor); err != nil {
-		return err
+	return gate.Register(&supervisor)
+}
+
+// supervise registers what spec asks to supervise — the Unix socket gate,
+// the filesystem observer (fsobserve_linux.go) — on the one supervisor,
+// and starts it. The observer is diagnostic: when it cannot run, the
+// command runs without it, and says so.
+func supervise(arch seccomp.Arch, spec Spec) error {
+	gate := !spec.BlockUnixSockets && len(spec.UnixSockets) > 0
+	if gate {
+		if err := superviseUnixSockets(spec.UnixSockets); err != nil {
+			return err
+		}
 	}
-	return startSupervisor(arch)
+	if spec.ObserveFD > 0 {
+		if err := registerObserver(arch, spec); err != nil {
+			fmt.Fprintf(os.Stderr, "srt: warning: filesystem violations are not reported for this command: %v\n", err)
+		}
+	}
+	if supervisor.Empty() {
+		return nil
+	}
+	err := startSupervisor(arch)
+	if err != nil && !gate {
+		fmt.Fprintf(os.Stderr, "srt: warning: filesystem violations are not reported for this command: %v\n", err)
+		return nil
+	}
+	return err
 }
 
 // startSupervisor installs the notifying filter on this thread (locked by
@@ -38,7 +62,7 @@ func startSupervisor(arch seccomp.Arch) error {
 	}
 	listener, err := seccomp.InstallListener(prog)
 	if errors.Is(err, seccomp.ErrListenerTaken) {
-		return fmt.Errorf("network.allowUnixSockets: %w; inside it, leave allowUnixSockets empty (the outer sandbox's list still applies) or set allowAllUnixSockets", err)
+		return fmt.Errorf("network.allowUnixSockets: %w; inside it, leave allowUnixSockets empty (the outer sandbox's list still applies) or set allowAllUnixSockets (the filesystem observer, diagnostic, then goes without)", err)
 	}
 	if err != nil {
 		return err

@@ -181,6 +181,7 @@ func TestGolden(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
+			checkObserveRules(t, p)
 			opts, command := p.BwrapArgs("/proc/self/fd/5", 6)
 			got := p.String() + "\nbwrap " + strings.Join(opts, " ") + " -- " + strings.Join(command, " ") + "\n"
 			golden(t, c.name, got)

@@ -19,6 +19,11 @@ type Notify struct {
 	// address). Both words of the argument are tested.
 	NonNull bool
 	Arg     int
+	// Mask, when not zero, notifies only the calls whose argument Arg
+	// (its low 32 bits, as the kernel reads an int) shares a bit with it;
+	// the others are allowed (open and openat without a flag that writes,
+	// for the filesystem observer). Not with NonNull.
+	Mask uint32
 }
 
 // BuildNotify compiles the program of a supervisor's filter for a: the
@@ -53,15 +58,21 @@ func BuildNotify(a Arch, calls []Notify) ([]unix.SockFilter, error) {
 		if nr == absent {
 			continue
 		}
-		if !c.NonNull {
+		if !c.NonNull && c.Mask == 0 {
 			p.jump(unix.BPF_JEQ, nr, "notify", "")
 			continue
 		}
-		if c.Arg < 0 || c.Arg > 5 {
-			return nil, fmt.Errorf("seccomp: notify %d (%s): argument index %d out of range", i, c.Syscall, c.Arg)
+		if c.Arg < 0 || c.Arg > 5 || c.NonNull && c.Mask != 0 {
+			return nil, fmt.Errorf("seccomp: notify %d (%s): argument index %d out of range, or both NonNull and Mask", i, c.Syscall, c.Arg)
 		}
 		next := fmt.Sprintf("after-%d", i)
 		p.jump(unix.BPF_JEQ, nr, "", next)
+		if c.Mask != 0 {
+			p.stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, uint32(offArgs+8*c.Arg))
+			p.jump(unix.BPF_JSET, c.Mask, "notify", "allow")
+			p.label(next)
+			continue
+		}
 		// little-endian: the low word, then the high one
 		p.stmt(unix.BPF_LD|unix.BPF_W|unix.BPF_ABS, uint32(offArgs+8*c.Arg))
 		p.jump(unix.BPF_JEQ, 0, "", "notify")

@@ -17,4 +17,13 @@ var nativeSysnum = map[string]uint32{
 	"chmod": unix.SYS_CHMOD, "fchmod": unix.SYS_FCHMOD, "fchmodat": unix.SYS_FCHMODAT, "fchmodat2": unix.SYS_FCHMODAT2,
 	"creat": unix.SYS_CREAT, "open": unix.SYS_OPEN, "openat": unix.SYS_OPENAT, "openat2": unix.SYS_OPENAT2,
 	"mknod": unix.SYS_MKNOD, "mknodat": unix.SYS_MKNODAT,
+	// the observer's
+	"mkdirat": unix.SYS_MKDIRAT, "unlinkat": unix.SYS_UNLINKAT, "renameat": unix.SYS_RENAMEAT, "renameat2": unix.SYS_RENAMEAT2,
+	"linkat": unix.SYS_LINKAT, "symlinkat": unix.SYS_SYMLINKAT, "truncate": unix.SYS_TRUNCATE, "fchownat": unix.SYS_FCHOWNAT,
+	"utimensat": unix.SYS_UTIMENSAT, "setxattr": unix.SYS_SETXATTR, "lsetxattr": unix.SYS_LSETXATTR,
+	"removexattr": unix.SYS_REMOVEXATTR, "lremovexattr": unix.SYS_LREMOVEXATTR,
+	"setxattrat": unix.SYS_SETXATTRAT, "removexattrat": unix.SYS_REMOVEXATTRAT,
+	"mkdir": unix.SYS_MKDIR, "unlink": unix.SYS_UNLINK, "rmdir": unix.SYS_RMDIR, "rename": unix.SYS_RENAME,
+	"link": unix.SYS_LINK, "symlink": unix.SYS_SYMLINK, "chown": unix.SYS_CHOWN, "lchown": unix.SYS_LCHOWN,
+	"utime": unix.SYS_UTIME, "utimes": unix.SYS_UTIMES, "futimesat": unix.SYS_FUTIMESAT,
 }

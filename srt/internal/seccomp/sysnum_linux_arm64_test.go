@@ -18,4 +18,13 @@ var nativeSysnum = map[string]uint32{
 	"openat": unix.SYS_OPENAT, "openat2": unix.SYS_OPENAT2, "mknodat": unix.SYS_MKNODAT,
 	// chmod, creat, open and mknod do not exist on arm64
 	"chmod": absent, "creat": absent, "open": absent, "mknod": absent,
+	// the observer's
+	"mkdirat": unix.SYS_MKDIRAT, "unlinkat": unix.SYS_UNLINKAT, "renameat": unix.SYS_RENAMEAT, "renameat2": unix.SYS_RENAMEAT2,
+	"linkat": unix.SYS_LINKAT, "symlinkat": unix.SYS_SYMLINKAT, "truncate": unix.SYS_TRUNCATE, "fchownat": unix.SYS_FCHOWNAT,
+	"utimensat": unix.SYS_UTIMENSAT, "setxattr": unix.SYS_SETXATTR, "lsetxattr": unix.SYS_LSETXATTR,
+	"removexattr": unix.SYS_REMOVEXATTR, "lremovexattr": unix.SYS_LREMOVEXATTR,
+	"setxattrat": unix.SYS_SETXATTRAT, "removexattrat": unix.SYS_REMOVEXATTRAT,
+	// nor these
+	"mkdir": absent, "unlink": absent, "rmdir": absent, "rename": absent, "link": absent, "symlink": absent,
+	"chown": absent, "lchown": absent, "utime": absent, "utimes": absent, "futimesat": absent,
 }

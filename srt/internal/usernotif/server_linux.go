@@ -51,11 +51,18 @@ type notifResp struct {
 const ioctlIDValid = unix.SECCOMP_IOCTL_NOTIF_ID_VALID
 
 // Reply is a handler's answer: the call returns Val, or fails with Errno
-// when it is not zero.
+// when it is not zero, or, with Continue, runs as if never notified.
 type Reply struct {
-	Val   int64
-	Errno unix.Errno
+	Val      int64
+	Errno    unix.Errno
+	Continue bool
 }
+
+// Continue is the reply that lets the call run as if no filter had
+// notified it (SECCOMP_USER_NOTIF_FLAG_CONTINUE). Only for a handler that
+// decides nothing (the filesystem observer): the kernel reads the target's
+// memory again after the reply, so what the handler read is not what runs.
+func Continue() Reply { return Reply{Continue: true} }
 
 // Fail is the reply that makes the call fail with e.
 func Fail(e unix.Errno) Reply { return Reply{Errno: e} }
@@ -126,7 +133,10 @@ func (s *Server) Serve(listener int) error {
 
 func (s *Server) send(listener int, id uint64, r Reply) {
 	resp := notifResp{id: id, val: r.Val}
-	if r.Errno != 0 {
+	switch {
+	case r.Continue:
+		resp = notifResp{id: id, flags: unix.SECCOMP_USER_NOTIF_FLAG_CONTINUE}
+	case r.Errno != 0:
 		resp = notifResp{id: id, error: -int32(r.Errno)}
 	}
 	// ENOENT: the target was killed, or interrupted before it was
@@ -176,6 +186,43 @@ func (r *Request) Read(addr uint64, n int) ([]byte, error) {
 		return nil, unix.EFAULT
 	}
 	return buf, nil
+}
+
+// ReadString reads the NUL-terminated string at addr of the target's
+// memory, at most max bytes before the NUL, a page at a time (a string
+// that ends just before an unmapped page is read whole). It fails with
+// EFAULT when the memory is not mapped, ENAMETOOLONG when no NUL comes
+// within max bytes, and ErrGone as Read.
+func (r *Request) ReadString(addr uint64, max int) ([]byte, error) {
+	const page = 4096
+	var scratch [page]byte
+	var out []byte
+	for len(out) <= max {
+		n := min(page-int(addr%page), max+1-len(out))
+		got, err := unix.ProcessVMReadv(r.Pid, []unix.Iovec{{Base: &scratch[0], Len: uint64(n)}},
+			[]unix.RemoteIovec{{Base: uintptr(addr), Len: n}}, 0)
+		if err == nil && got <= 0 {
+			err = unix.EFAULT
+		}
+		if err != nil {
+			if !r.Valid() {
+				return nil, ErrGone
+			}
+			return nil, err
+		}
+		for i, b := range scratch[:got] {
+			if b == 0 { // i < n <= max+1-len(out): it fits in max
+				out = append(out, scratch[:i]...)
+				if !r.Valid() {
+					return nil, ErrGone
+				}
+				return out, nil
+			}
+		}
+		out = append(out, scratch[:got]...)
+		addr += uint64(got)
+	}
+	return nil, unix.ENAMETOOLONG
 }
 
 // Write copies b to addr of the target's memory (what the kernel would
