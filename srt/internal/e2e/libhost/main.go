@@ -3,11 +3,12 @@
 // server's table of fake addresses). The e2e tests use it for attacks
 // between sandboxes.
 //
-//	libhost SETTINGS [-register ID=entry,entry]... [-parallel] NAME|ID|COMMAND...
+//	libhost SETTINGS [-report-fs] [-register ID=entry,entry]... [-parallel] NAME|ID|COMMAND...
 //
 // Each command's output is printed line by line as "[NAME] line", then
 // "[NAME] exit=N"; every violation as "violation [KEY] line". Without
-// -parallel the commands run one after the other.
+// -parallel the commands run one after the other. -report-fs sets
+// Options.ReportFilesystemViolations.
 package main
 
 import (
@@ -39,10 +40,15 @@ func main() {
 		defer mu.Unlock()
 		fmt.Printf(format, a...)
 	}
+	reportFS := false
+	for _, a := range os.Args[2:] {
+		reportFS = reportFS || a == "-report-fs"
+	}
 	m, err := sandbox.New(cfg, sandbox.Options{
-		SettingsFiles: []string{os.Args[1]},
-		Debug:         os.Getenv("SRT_DEBUG") != "",
-		OnViolation:   func(v sandbox.Violation) { out("violation [%s] %s\n", v.Command, v.Line) },
+		ReportFilesystemViolations: reportFS,
+		SettingsFiles:              []string{os.Args[1]},
+		Debug:                      os.Getenv("SRT_DEBUG") != "",
+		OnViolation:                func(v sandbox.Violation) { out("violation [%s] %s\n", v.Command, v.Line) },
 	})
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "libhost:", err)
@@ -56,6 +62,7 @@ func main() {
 		switch args[i] {
 		case "-parallel":
 			parallel = true
+		case "-report-fs":
 		case "-register":
 			i++
 			id, list, _ := strings.Cut(args[i], "=")
