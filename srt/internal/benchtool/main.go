@@ -12,17 +12,19 @@ import (
 
 func main() {
 	srt := flag.String("srt", "srt", "srt binary to measure")
-	part := flag.String("part", "startup", "which part to run: startup, network, capture or unixsock")
+	part := flag.String("part", "startup", "which part to run: startup, network, capture, unixsock or fsviol")
 	runs := flag.Int("runs", 30, "startup, capture: runs per startup measurement")
 	var net netOptions
 	flag.IntVar(&net.sizeMiB, "download-mib", 256, "network, capture: download size in MiB")
-	flag.IntVar(&net.rounds, "rounds", 5, "network, capture: interleaved repetitions of the downloads and of the request, connection and DNS runs")
+	flag.IntVar(&net.rounds, "rounds", 5, "network, capture, fsviol: interleaved repetitions (of the downloads and of the request, connection and DNS runs; of the make runs)")
 	flag.IntVar(&net.requests, "requests", 1000, "network: keep-alive requests per run")
 	flag.IntVar(&net.tunnels, "tunnels", 1000, "network: idle CONNECT tunnels held at once (at least 2)")
 	flag.IntVar(&net.inflight, "inflight", 32, "network: decider requests in flight")
 	flag.DurationVar(&net.verdict, "verdict-time", time.Second, "network: length of each verdict-rate measurement")
 	flag.IntVar(&net.conns, "conns", 500, "capture: new connections timed per run")
 	flag.IntVar(&net.dnsInflight, "dns-inflight", 32, "capture: DNS queries in flight for the answer rate")
+	fsTargets := flag.Int("targets", 500, "fsviol: make targets")
+	fsHeaders := flag.Int("headers", 18, "fsviol: headers each target reads")
 	flag.Parse()
 	var err error
 	switch *part {
@@ -42,6 +44,12 @@ func main() {
 			break
 		}
 		err = capture(*srt, net, *runs)
+	case "fsviol":
+		if net.rounds < 1 || *fsTargets < 1 || *fsHeaders < 0 {
+			err = fmt.Errorf("bad fsviol options")
+			break
+		}
+		err = fsviol(*srt, net.rounds, *fsTargets, *fsHeaders)
 	default:
 		err = fmt.Errorf("unknown part %q", *part)
 	}
