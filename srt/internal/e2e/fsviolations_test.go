@@ -199,3 +199,28 @@ print("survived")
 		}
 	})
 }
+
+// TestFSViolationsWithUnixSockets: the observer and the Unix socket gate
+// share the init stage's one supervisor (the kernel allows one listener):
+// with both, a listed socket connects, an unlisted one is refused, and
+// both kinds of violation are reported, each once.
+func TestFSViolationsWithUnixSockets(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		socks := w.mkdir("socks")
+		a, b := socks+"/a.sock", socks+"/b.sock"
+		w.startUnixServer("s="+a, "s="+b)
+		w.write("home/proj/client.py", unixClient)
+		r := w.srt("-s", w.settings(unixSettings(writeCwd, a)), "--show-violations", "--report-filesystem-violations", "-c",
+			"echo x > /etc/foo; python3 client.py c="+a+" c="+b+"; echo fine > ok.txt")
+		expect(t, r, 0, "CONNECTED hello from "+a, "REFUSED "+b+" PermissionError 13")
+		got := block(r)
+		for _, v := range []string{"deny openat /etc/foo\n", "deny unix-connect " + b + "\n"} {
+			if strings.Count(got, v) != 1 {
+				t.Errorf("want %q once in the block:\n%s", v, r)
+			}
+		}
+		if strings.Contains(got, "ok.txt") || strings.Contains(got, a+"\n") {
+			t.Errorf("an allowed write or connect was reported:\n%s", r)
+		}
+	})
+}
