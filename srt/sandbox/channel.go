@@ -58,6 +58,8 @@ func (c *Cmd) readChannel() {
 	oob := make([]byte, unix.CmsgSpace(4*16))
 	for {
 		n, oobn, _, _, err := c.channel.ReadMsgUnix(b, oob)
+		// On an error the counts may be -1 (recvmsg's own return).
+		n, oobn = max(n, 0), max(oobn, 0)
 		fds = append(fds, receivedFiles(oob[:oobn])...)
 		buf = append(buf, b[:n]...)
 		for len(buf) > 0 {

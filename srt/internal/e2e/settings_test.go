@@ -42,8 +42,8 @@ func TestSettingsFileErrors(t *testing.T) {
 
 func TestIgnoredSettingsAreAcceptedWithDebugLine(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
-		s := w.settings(`{"network":{"allowedDomains":[],"deniedDomains":[],"allowUnixSockets":["/x"],"allowLocalBinding":true},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"ripgrep":{"command":"rg"},"allowPty":true}`)
-		expect(t, w.srt("-d", "-s", s, "true"), 0, "network.allowUnixSockets (macOS only", "ripgrep (configures the reference's ripgrep", "allowPty (macOS only)")
+		s := w.settings(`{"network":{"allowedDomains":[],"deniedDomains":[],"allowMachLookup":["com.x"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"ripgrep":{"command":"rg"},"allowPty":true}`)
+		expect(t, w.srt("-d", "-s", s, "true"), 0, "network.allowMachLookup (macOS only", "ripgrep (configures the reference's ripgrep", "allowPty (macOS only)")
 	})
 }
 

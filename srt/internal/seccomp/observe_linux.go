@@ -1,6 +1,5 @@
 package seccomp
 
-
 // The filesystem observer (srt --report-filesystem-violations) adds its
 // calls to the init stage's notifying filter (BuildNotify, beside the Unix
 // socket supervisor's): it refuses nothing, and has the init stage notified
