@@ -69,38 +69,56 @@ func dumpVFS(f func(dev, ino uint32) bool) error {
 		if err != nil {
 			return err
 		}
-		msgs, err := syscall.ParseNetlinkMessage(buf[:n])
-		if err != nil {
+		done, err := parseDiagReply(buf[:n], f)
+		if done || err != nil {
 			return err
 		}
-		for _, m := range msgs {
-			switch m.Header.Type {
-			case unix.NLMSG_DONE:
-				return nil
-			case unix.NLMSG_ERROR:
-				if len(m.Data) >= 4 {
-					if e := int32(le.Uint32(m.Data)); e != 0 {
-						return unix.Errno(-e)
-					}
+	}
+}
+
+// parseDiagReply reads one datagram of a UNIX_DIAG dump and calls f with
+// the (device, inode) of each UNIX_DIAG_VFS attribute, until f returns
+// false. done says the dump is over (NLMSG_DONE, or f stopped it); an
+// NLMSG_ERROR is its errno (EIO if it has none). A malformed message is
+// EINVAL; a malformed attribute ends its message's attributes.
+func parseDiagReply(buf []byte, f func(dev, ino uint32) bool) (done bool, err error) {
+	le := binary.LittleEndian
+	msgs, err := syscall.ParseNetlinkMessage(buf)
+	if err != nil {
+		return false, err
+	}
+	for _, m := range msgs {
+		switch m.Header.Type {
+		case unix.NLMSG_DONE:
+			return true, nil
+		case unix.NLMSG_ERROR:
+			if len(m.Data) >= 4 {
+				if e := int32(le.Uint32(m.Data)); e != 0 {
+					return true, unix.Errno(-e)
 				}
-				return unix.EIO
 			}
-			if len(m.Data) < diagMsgSize {
-				continue
+			return true, unix.EIO
+		}
+		if len(m.Data) < diagMsgSize {
+			continue
+		}
+		attrs := m.Data[diagMsgSize:]
+		for len(attrs) >= 4 {
+			l, t := int(le.Uint16(attrs)), le.Uint16(attrs[2:])
+			if l < 4 || l > len(attrs) {
+				break
 			}
-			attrs := m.Data[diagMsgSize:]
-			for len(attrs) >= 4 {
-				l, t := int(le.Uint16(attrs)), le.Uint16(attrs[2:])
-				if l < 4 || l > len(attrs) {
-					break
+			if t == unixDiagVFS && l >= 12 {
+				if !f(le.Uint32(attrs[8:]), le.Uint32(attrs[4:])) {
+					return true, nil
 				}
-				if t == unixDiagVFS && l >= 12 {
-					if !f(le.Uint32(attrs[8:]), le.Uint32(attrs[4:])) {
-						return nil
-					}
-				}
-				attrs = attrs[(l+3)&^3:]
+			}
+			if a := (l + 3) &^ 3; a < len(attrs) {
+				attrs = attrs[a:]
+			} else {
+				attrs = nil // the last one, its padding cut off
 			}
 		}
 	}
+	return false, nil
 }

@@ -22,7 +22,6 @@
 package unixgate
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"os"
@@ -52,6 +51,7 @@ const (
 	maxIov     = 1024    // UIO_MAXIOV
 	maxData    = 4 << 20 // a datagram above this fails with EMSGSIZE, a stream send is short
 	maxControl = 1 << 20 // above the kernel's optmem_max anyway
+	// struct msghdr and struct mmsghdr (LP64).
 	msghdrSize = 56
 	mmsgSize   = 64
 )
@@ -253,89 +253,37 @@ func (g *Gate) sendmmsg(r *usernotif.Request) usernotif.Reply {
 // sendOne performs one sendmsg whose struct msghdr (as the command laid
 // it out) is hdr.
 func (g *Gate) sendOne(r *usernotif.Request, sock, domain, typ int, hdr []byte, flags uint32) (int, unix.Errno) {
-	le := binary.LittleEndian
-	namePtr, nameLen := le.Uint64(hdr[0:]), le.Uint32(hdr[8:])
-	iovPtr, iovLen := le.Uint64(hdr[16:]), le.Uint64(hdr[24:])
-	ctlPtr, ctlLen := le.Uint64(hdr[32:]), le.Uint64(hdr[40:])
-	var sa []byte
-	if namePtr != 0 && nameLen != 0 {
-		l := nameLen
-		if int32(l) < 0 {
-			return 0, unix.EINVAL
-		}
-		if l > maxAddr {
-			l = maxAddr // the kernel cuts it there too
-		}
-		var err error
-		if sa, err = r.Read(namePtr, int(l)); err != nil {
-			return 0, errnoOf(err)
-		}
+	m, err := readMessage(hdr, typ == unix.SOCK_STREAM, r.Read)
+	if err != nil {
+		return 0, errnoOf(err)
 	}
-	if iovLen > maxIov {
-		return 0, unix.EMSGSIZE
-	}
-	var data []byte
-	if iovLen > 0 {
-		iov, err := r.Read(iovPtr, int(iovLen)*16)
-		if err != nil {
-			return 0, errnoOf(err)
-		}
-		for i := 0; i < int(iovLen); i++ {
-			base, l := le.Uint64(iov[i*16:]), le.Uint64(iov[i*16+8:])
-			if int64(l) < 0 {
-				return 0, unix.EINVAL
-			}
-			if uint64(len(data))+l > maxData {
-				if typ != unix.SOCK_STREAM {
-					return 0, unix.EMSGSIZE
-				}
-				l = maxData - uint64(len(data))
-			}
-			if l == 0 {
-				continue
-			}
-			b, err := r.Read(base, int(l))
-			if err != nil {
-				return 0, errnoOf(err)
-			}
-			data = append(data, b...)
-		}
-	}
-	var control []byte
 	var passed []int
 	defer func() {
 		for _, fd := range passed {
 			unix.Close(fd)
 		}
 	}()
-	if ctlPtr != 0 && ctlLen > 0 {
-		if ctlLen > maxControl {
-			return 0, unix.ENOBUFS
-		}
-		var err error
-		if control, err = r.Read(ctlPtr, int(ctlLen)); err != nil {
-			return 0, errnoOf(err)
-		}
-		if passed, err = translateRights(r, control); err != nil {
+	if len(m.control) > 0 {
+		if passed, err = translateRights(r, m.control); err != nil {
 			return 0, errnoOf(err)
 		}
 	}
-	sa, done, e := g.route(r, domain, sa, "unix-send")
+	sa, done, e := g.route(r, domain, m.name, "unix-send")
 	if e != 0 {
 		return 0, e
 	}
 	defer done()
 	var msg unix.Msghdr
 	var iov unix.Iovec
-	if len(data) > 0 {
-		iov = unix.Iovec{Base: &data[0], Len: uint64(len(data))}
+	if len(m.data) > 0 {
+		iov = unix.Iovec{Base: &m.data[0], Len: uint64(len(m.data))}
 		msg.Iov, msg.Iovlen = &iov, 1
 	}
 	if len(sa) > 0 {
 		msg.Name, msg.Namelen = &sa[0], uint32(len(sa))
 	}
-	if len(control) > 0 {
-		msg.Control, msg.Controllen = &control[0], uint64(len(control))
+	if len(m.control) > 0 {
+		msg.Control, msg.Controllen = &m.control[0], uint64(len(m.control))
 	}
 	n, _, e := unix.Syscall(unix.SYS_SENDMSG, uintptr(sock), uintptr(unsafe.Pointer(&msg)), uintptr(flags))
 	if e != 0 {
@@ -348,33 +296,25 @@ func (g *Gate) sendOne(r *usernotif.Request, sock, domain, typ int, hdr []byte, 
 // message passes by this process's duplicate of it, and returns the
 // duplicates (closed once sent).
 func translateRights(r *usernotif.Request, control []byte) ([]int, error) {
+	slots, e := rightsSlots(control)
+	if e != 0 {
+		return nil, e
+	}
 	var dups []int
-	off := 0
-	for off+unix.SizeofCmsghdr <= len(control) {
-		h := (*unix.Cmsghdr)(unsafe.Pointer(&control[off]))
-		if h.Len < unix.SizeofCmsghdr || off+int(h.Len) > len(control) {
-			break // the kernel refuses it (EINVAL) on the copy
-		}
-		if h.Level == unix.SOL_SOCKET && h.Type == unix.SCM_RIGHTS {
-			for p := off + unix.SizeofCmsghdr; p+4 <= off+int(h.Len); p += 4 {
-				fd := int32(binary.LittleEndian.Uint32(control[p:]))
-				dup, err := r.FD(int(fd))
-				if err != nil {
-					for _, d := range dups {
-						unix.Close(d)
-					}
-					return nil, err
-				}
-				dups = append(dups, dup)
-				binary.LittleEndian.PutUint32(control[p:], uint32(dup))
+	for _, p := range slots {
+		fd := int32(binary.LittleEndian.Uint32(control[p:]))
+		dup, err := r.FD(int(fd))
+		if err != nil {
+			for _, d := range dups {
+				unix.Close(d)
 			}
+			return nil, err
 		}
-		off += cmsgAlign(int(h.Len))
+		dups = append(dups, dup)
+		binary.LittleEndian.PutUint32(control[p:], uint32(dup))
 	}
 	return dups, nil
 }
-
-func cmsgAlign(n int) int { return (n + 7) &^ 7 }
 
 // route decides a Unix address: it returns the address to use (the same,
 // or "/proc/self/fd/N" of the socket file decided on, with done closing
@@ -382,18 +322,19 @@ func cmsgAlign(n int) int { return (n + 7) &^ 7 }
 // the kernel refuses a Unix address on them.
 func (g *Gate) route(r *usernotif.Request, domain int, sa []byte, op string) ([]byte, func(), unix.Errno) {
 	nothing := func() {}
-	if domain != unix.AF_UNIX || len(sa) <= 2 || binary.LittleEndian.Uint16(sa) != unix.AF_UNIX {
+	if domain != unix.AF_UNIX {
 		return sa, nothing, 0
 	}
-	path := sa[2:]
-	if path[0] == 0 {
+	kind, path, e := parseUnixAddr(sa)
+	if e != 0 {
+		return nil, nothing, e
+	}
+	if kind != addrPath {
 		// Abstract: the sandbox has a network namespace of its own, where
 		// the host's abstract sockets do not exist, and Landlock's scope
 		// (Linux 6.12) refuses the ones bound outside the sandbox's domain.
+		// Unnamed or not a Unix address: the kernel refuses it.
 		return sa, nothing, 0
-	}
-	if i := bytes.IndexByte(path, 0); i >= 0 {
-		path = path[:i]
 	}
 	name := g.absolute(r, string(path))
 	fd, e := openAsTarget(r, string(path))
