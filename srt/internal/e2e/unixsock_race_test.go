@@ -58,7 +58,8 @@ func countingUnix(t *testing.T, path string, dgram bool) *atomic.Int64 {
 // addrRace connects (and sends datagrams) 300 times each through one
 // struct sockaddr_un in its memory, while another thread keeps rewriting
 // the path in it between the allowed socket's and the denied one's (the
-// same length, one byte apart), and prints what came of it.
+// same length, one byte apart), and prints what came of it. The connects
+// are made by a thread other than the process's first.
 const addrRace = `
 import ctypes, errno, socket, sys, threading
 libc = ctypes.CDLL(None, use_errno=True)
@@ -100,7 +101,8 @@ def sendto(buf, n):
     if libc.sendto(d.fileno(), b"x", 1, 0, buf, n) != 1:
         return ctypes.get_errno()
     return 0
-run("connect", a, b, connect)
+# connect from a thread other than the first, sendto from the first
+t = threading.Thread(target=run, args=("connect", a, b, connect)); t.start(); t.join()
 run("sendto", ad, bd, sendto)
 `
 

@@ -243,11 +243,13 @@ func (r *Request) Write(addr uint64, b []byte) error {
 }
 
 // FD duplicates the target's descriptor fd into this process: the same
-// open file, so a connect or send on it is the target's. The caller closes
-// it. EBADF when the target has no such descriptor.
+// open file, so a connect or send on it is the target's (the calling
+// thread's descriptor table, which may be another thread's than the
+// process's first). The caller closes it. EBADF when the target has no
+// such descriptor.
 func (r *Request) FD(fd int) (int, error) {
 	if r.pidfd <= 0 {
-		pidfd, err := unix.PidfdOpen(r.Pid, 0)
+		pidfd, err := openThread(r.Pid)
 		if err != nil {
 			return -1, err
 		}
