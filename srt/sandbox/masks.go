@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 
 	"golang.org/x/sys/unix"
@@ -52,6 +53,16 @@ func (m *Manager) commandMasks(cfg *settings.Config, env []string, home, dir, ru
 			for _, h := range hosts {
 				list = append(list, h.String())
 			}
+		}
+		if len(list) == 0 {
+			// Masked, never injected: nothing may receive the value, so
+			// it stays with srt (the decider would refuse a mask no host
+			// may receive). Said once per entry.
+			for _, s := range secrets {
+				m.warnOnce(fmt.Sprintf("credentials entry %q: no host may receive it (injectHosts defaults to the hosts of network.allowedDomains, and there are none): the command gets the sentinel and nothing puts the real value back; add the host to network.allowedDomains, or name it in injectHosts", s.Entry))
+				break
+			}
+			return nil
 		}
 		for _, s := range secrets {
 			if len(s.Value) > credmask.MaxValue {
@@ -149,7 +160,12 @@ func readMaskedFile(p string) (real string, data []byte, why string) {
 		}
 		return "", nil, err.Error()
 	}
-	f, err := os.OpenFile(real, os.O_RDONLY|unix.O_NOFOLLOW|unix.O_NONBLOCK, 0)
+	// Read as the sandbox could, not with srt's own privileges: as root
+	// without the capabilities that pass over file modes (the sandbox's
+	// root has none), so a file only those would open — another user's,
+	// reached through a symlink a command planted — is never read,
+	// masked and injected (the hostile review of issue 12).
+	f, err := openAsSandbox(real)
 	if err != nil {
 		return "", nil, err.Error()
 	}
@@ -175,6 +191,44 @@ func readMaskedFile(p string) (real string, data []byte, why string) {
 		return "", nil, "it is not UTF-8 text"
 	}
 	return real, data, ""
+}
+
+// openAsSandbox opens a regular file for reading with the access the
+// sandbox's processes have: srt's own for a user; for root, uid 0 without
+// CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and CAP_FOWNER, dropped on a
+// thread of its own that then ends with them dropped.
+func openAsSandbox(path string) (*os.File, error) {
+	flags := os.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK
+	if os.Geteuid() != 0 {
+		return os.OpenFile(path, flags, 0)
+	}
+	type result struct {
+		f   *os.File
+		err error
+	}
+	ch := make(chan result, 1)
+	go func() {
+		// Never unlocked: the goroutine's end takes the thread, with its
+		// capabilities dropped, out of the runtime's pool.
+		runtime.LockOSThread()
+		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+		var data [2]unix.CapUserData
+		if err := unix.Capget(&hdr, &data[0]); err != nil {
+			ch <- result{nil, fmt.Errorf("capget: %w", err)}
+			return
+		}
+		for _, c := range []uint{unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH, unix.CAP_FOWNER} {
+			data[c/32].Effective &^= 1 << (c % 32)
+		}
+		if err := unix.Capset(&hdr, &data[0]); err != nil {
+			ch <- result{nil, fmt.Errorf("capset: %w", err)}
+			return
+		}
+		f, err := os.OpenFile(path, flags, 0)
+		ch <- result{f, err}
+	}()
+	r := <-ch
+	return r.f, r.err
 }
 
 // expandPath makes a settings path absolute: "~" from home, a relative

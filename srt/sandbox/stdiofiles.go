@@ -75,7 +75,6 @@ func (c *Cmd) checkStdioFile(n int, name string, f *os.File) error {
 			known = false
 		}
 	}
-	p := c.plan
 	what := name + " is the file " + path
 	if !known {
 		what = name + " is a file with no name srt can check"
@@ -85,7 +84,26 @@ func (c *Cmd) checkStdioFile(n int, name string, f *os.File) error {
 		pipeIn = fmt.Sprintf("(srt --pass-fd %d … %d< <(cat FILE))", n, n)
 		pipeOut = fmt.Sprintf("(srt --pass-fd %d … %d> >(tee -a FILE))", n, n)
 	}
-	switch flags & unix.O_ACCMODE {
+	if flags&unix.O_PATH != 0 {
+		// An O_PATH descriptor grants no access of its own, but the
+		// command can open its file through /proc/self/fd/N with all the
+		// caller may: reading and writing both must be what the rules
+		// give by name (the hostile review of issue 12 read a denyRead
+		// file so).
+		if err := c.reopenable(n, what, unix.O_RDONLY, pipeIn, pipeOut, link, known, path); err != nil {
+			return err
+		}
+		return c.reopenable(n, what, unix.O_WRONLY, pipeIn, pipeOut, link, known, path)
+	}
+	return c.reopenable(n, what, flags&unix.O_ACCMODE, pipeIn, pipeOut, link, known, path)
+}
+
+// reopenable refuses a file the command holds with access mode (O_RDONLY:
+// it could reopen it for writing; O_WRONLY: for reading) when the rules
+// deny that by name and nothing else would stop the reopen.
+func (c *Cmd) reopenable(n int, what string, mode int, pipeIn, pipeOut, link string, known bool, path string) error {
+	p := c.plan
+	switch mode {
 	case unix.O_RDONLY:
 		if unix.Access(link, unix.W_OK) != nil {
 			return nil // the reopen would fail for the caller too
