@@ -16,6 +16,7 @@ import (
 	"github.com/srt-sandbox/decider/protocol"
 
 	"github.com/srt-sandbox/srt-proxy/internal/proxy/ask"
+	"github.com/srt-sandbox/srt-proxy/internal/proxy/rules"
 )
 
 // TestInjectSigV4: an AWS request the client signed with a masked key
@@ -68,5 +69,30 @@ func TestInjectSigV4(t *testing.T) {
 	}
 	if len(rc.seen) != n {
 		t.Fatal("a refused presigned request was forwarded")
+	}
+}
+
+// TestInjectSigV4Passthrough: with its sigv4 setting "passthrough", a
+// streaming upload signed with the masked key goes upstream as the client
+// signed it: its Authorization (the masked key id), its session token's
+// sentinel and its body unchanged, though the allow names their masks.
+func TestInjectSigV4Passthrough(t *testing.T) {
+	keyID := ask.Mask{ID: "c.1", Sentinel: "fake_value_9a8b7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d", Value: "AKIAIOSFODNN7REALKEY", AWSPair: "p", AWSRole: protocol.AWSAccessKeyID}
+	secret := ask.Mask{ID: "c.2", Sentinel: "fake_value_1f2e3d4c-5b6a-4978-8a6b-5c4d3e2f1a0b", Value: "wJalrXUtnFEMI/K7MDENG/bPxRfiCYREALSECRET", AWSPair: "p", AWSRole: protocol.AWSSecretAccessKey}
+	token := ask.Mask{ID: "c.3", Sentinel: "fake_value_0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d", Value: "REALSESSIONTOKEN", AWSPair: "p", AWSRole: protocol.AWSSessionToken}
+	rc := &recorder{}
+	f := newTLSFixture(t, fixtureOpts{handler: rc, answer: injecting(keyID, secret, token),
+		server: func(s *Server) { s.Rules.SigV4Streaming = rules.SigV4Passthrough }})
+	auth := "AWS4-HMAC-SHA256 Credential=" + keyID.Sentinel + "/20261201/us-east-1/s3/aws4_request, SignedHeaders=host;x-amz-content-sha256;x-amz-date;x-amz-security-token, Signature=" + strings.Repeat("0", 64)
+	body := "5;chunk-signature=" + strings.Repeat("0", 64) + "\r\n" + token.Sentinel[:5] + "\r\n"
+	tc, br := f.tunnel(f.target("echo.test"), "echo.test")
+	resp, _ := do(t, tc, br, "PUT /b/k HTTP/1.1\r\nHost: echo.test\r\nAuthorization: "+auth+"\r\nX-Amz-Date: 20261201T000000Z\r\n"+
+		"X-Amz-Content-Sha256: STREAMING-AWS4-HMAC-SHA256-PAYLOAD\r\nX-Amz-Security-Token: "+token.Sentinel+"\r\nContent-Length: "+fmt.Sprint(len(body))+"\r\n\r\n"+body)
+	if resp.StatusCode != 200 {
+		t.Fatalf("status %d", resp.StatusCode)
+	}
+	got := rc.last(t)
+	if got.header.Get("Authorization") != auth || got.header.Get("X-Amz-Security-Token") != token.Sentinel || got.body != body {
+		t.Fatalf("the upstream received Authorization %q, token %q, body %q; want them as the client sent them", got.header.Get("Authorization"), got.header.Get("X-Amz-Security-Token"), got.body)
 	}
 }

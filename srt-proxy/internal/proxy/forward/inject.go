@@ -23,6 +23,7 @@ const (
 	InjectHeadersOnly   = "injected in headers; body not scanned: it has a Content-Encoding"
 	InjectNotPlaintext  = "not injected: a plain-HTTP request, and plaintext inject (--plaintext-inject) is off; the sentinels went as they are"
 	InjectNotOnThisPath = "not injected: refused before forwarding"
+	InjectPassedThrough = "not injected: a SigV4 request that cannot be signed again, passed through as signed (sigv4 passthrough)"
 )
 
 // injectMasks puts the masked secrets the verdict names (Verdict.Inject)
@@ -36,7 +37,9 @@ const (
 // real key (sigv4.Resign, which sees the head with its sentinels and the
 // body as it will be sent). What cannot be done is refused (403
 // inject_refused, the decider told): ok is false, and keep says whether
-// the connection may carry another request.
+// the connection may carry another request. A SigV4 variant that cannot
+// be signed again and that the sigv4 settings let pass goes unchanged,
+// none of its sentinels replaced (sigv4.PassesThrough).
 //
 // This is the one place a request's masks change it.
 func (h *Conn) injectMasks(ex *Exchange) (keep, ok bool) {
@@ -47,6 +50,11 @@ func (h *Conn) injectMasks(ex *Exchange) (keep, ok bool) {
 	set, err := credmask.New(ex.Verdict.Inject)
 	if err != nil {
 		return h.refuseInject(ex, err.Error()), false
+	}
+	if sigv4.PassesThrough(sigv4.Head{Method: ex.Head.Method, Target: ex.Target, Host: ex.HostHeader, Fields: ex.Head.Fields}, ex.Verdict.Inject, h.sigv4Options()) {
+		// As the client signed it, with the masked key: unchanged.
+		ex.Rec.Inject = InjectPassedThrough
+		return true, true
 	}
 	ex.Rec.Inject = InjectDone
 	var body io.Reader // the body as it will be sent; nil: none

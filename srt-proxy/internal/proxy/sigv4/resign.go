@@ -52,20 +52,16 @@ func Resign(h Head, body io.Reader, masks []ask.Mask, opt Options) (io.Reader, e
 	if len(keys) == 0 {
 		return body, nil
 	}
-	path, query, _ := strings.Cut(h.Target, "?")
-	if alg, ok := presignedWith(query, keys); ok {
-		if alg == AlgECDSA {
-			return variantPolicy(body, VariantSigV4A, opt.SigV4A, AlgECDSA)
-		}
-		return variantPolicy(body, VariantPresigned, opt.Presigned, "")
-	}
-	a, key, err := signedWith(h, keys)
-	if err != nil || a == nil {
+	v, detail, a, key, err := variantOf(h, keys)
+	switch {
+	case err != nil:
 		return body, err
+	case v != 0:
+		return variantPolicy(body, v, opt.policy(v), detail)
+	case a == nil:
+		return body, nil
 	}
-	if a.Algorithm == AlgECDSA {
-		return variantPolicy(body, VariantSigV4A, opt.SigV4A, AlgECDSA)
-	}
+	path, query, _ := strings.Cut(h.Target, "?")
 	hashes := h.values("x-amz-content-sha256")
 	if len(hashes) > 1 {
 		return nil, unsignable("more than one x-amz-content-sha256 header")
@@ -73,11 +69,7 @@ func Resign(h Head, body io.Reader, masks []ask.Mask, opt Options) (io.Reader, e
 	payload := ""
 	if len(hashes) == 1 {
 		payload = hashes[0]
-		switch {
-		case literalPayloads[payload] || isHex(payload, 64):
-		case strings.HasPrefix(payload, "STREAMING-"):
-			return variantPolicy(body, VariantStreaming, opt.Streaming, payloadName(payload))
-		default:
+		if !literalPayloads[payload] && !isHex(payload, 64) {
 			return nil, unsignable("x-amz-content-sha256 is neither a SHA-256, UNSIGNED-PAYLOAD nor STREAMING-…")
 		}
 	}
@@ -111,6 +103,61 @@ func Resign(h Head, body io.Reader, masks []ask.Mask, opt Options) (io.Reader, e
 		}
 	}
 	return body, nil
+}
+
+// PassesThrough reports whether h is a request signed with the masked
+// access key id of one of masks in a variant Resign cannot sign again
+// and opt lets pass (Passthrough). Such a request goes upstream as the
+// client signed it, no sentinel in it replaced: a real key id or token
+// put in would change what was signed, and the request would still be
+// signed with the masked key.
+func PassesThrough(h Head, masks []ask.Mask, opt Options) bool {
+	keys := keyMasks(masks)
+	if len(keys) == 0 {
+		return false
+	}
+	v, _, _, _, err := variantOf(h, keys)
+	return err == nil && v != 0 && opt.policy(v) == Passthrough
+}
+
+// variantOf finds how h is signed with one of keys: v is the variant
+// Resign cannot sign again (0: none), with the detail its refusal names;
+// a and key are the Authorization header signed with a masked key and
+// that key (nil when there is none). err is a refusal of a header that
+// names a masked key but cannot be read.
+func variantOf(h Head, keys []*ask.Mask) (v Variant, detail string, a *Authorization, key *ask.Mask, err error) {
+	_, query, _ := strings.Cut(h.Target, "?")
+	if alg, ok := presignedWith(query, keys); ok {
+		if alg == AlgECDSA {
+			return VariantSigV4A, AlgECDSA, nil, nil, nil
+		}
+		return VariantPresigned, "", nil, nil, nil
+	}
+	a, key, err = signedWith(h, keys)
+	switch {
+	case err != nil || a == nil:
+		return 0, "", nil, nil, err
+	case a.Algorithm == AlgECDSA:
+		return VariantSigV4A, AlgECDSA, a, key, nil
+	}
+	// More than one x-amz-content-sha256 is Resign's refusal.
+	if hashes := h.values("x-amz-content-sha256"); len(hashes) == 1 && !literalPayloads[hashes[0]] && strings.HasPrefix(hashes[0], "STREAMING-") {
+		return VariantStreaming, payloadName(hashes[0]), a, key, nil
+	}
+	return 0, "", a, key, nil
+}
+
+// policy is opt's setting for variant v.
+func (opt Options) policy(v Variant) Policy {
+	switch v {
+	case VariantStreaming:
+		return opt.Streaming
+	case VariantPresigned:
+		return opt.Presigned
+	case VariantSigV4A:
+		return opt.SigV4A
+	}
+	return Deny
 }
 
 // variantPolicy forwards a variant unchanged or refuses it.
