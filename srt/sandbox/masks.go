@@ -68,13 +68,6 @@ func (m *Manager) commandMasks(cfg *settings.Config, env []string, home, dir, ru
 			if len(s.Value) > credmask.MaxValue {
 				return fmt.Errorf("credentials entry %q: a value to mask is %d bytes, more than the %d srt can inject; mask a part of it with extract", s.Entry, len(s.Value), credmask.MaxValue)
 			}
-			if len(list) == 0 {
-				// No host may receive it (allowedDomains is empty and
-				// the entry names none): the command holds the
-				// sentinel, and the decider, which refuses a mask
-				// without injectHosts, is not given it.
-				continue
-			}
 			mk := control.Mask{ID: fmt.Sprintf("%s.%d", runID, len(cm.masks)), Sentinel: s.Sentinel, Value: s.Value, InjectHosts: list}
 			if aws != nil {
 				mk.AWSPair, mk.AWSRole = aws[0], aws[1]
