@@ -5,6 +5,7 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -129,7 +130,20 @@ func TestExposeLoopbackPorts(t *testing.T) {
 				}
 			}
 		}
-		// The port not listed stays the sandbox's own.
+		// curl on the host, as a user would: the exposed port answers,
+		// the port not listed stays the sandbox's own (nothing listens on
+		// the host's side: connection refused, curl's exit 7).
+		curl := func(port int) (string, int) {
+			c := exec.Command("curl", "-sS", "--max-time", "5", "http://127.0.0.1:"+itoa(port)+"/")
+			b, _ := c.CombinedOutput()
+			return string(b), c.ProcessState.ExitCode()
+		}
+		if got, code := curl(exposed); code != 0 || got != "inside "+itoa(exposed)+"\n" {
+			t.Fatalf("curl on the host to the exposed port: exit %d, %q", code, got)
+		}
+		if got, code := curl(hidden); code != 7 {
+			t.Fatalf("ESCAPE or surprise: curl on the host to a port not listed in exposeLoopbackPorts: exit %d, %q (want 7, connection refused)", code, got)
+		}
 		if got, err := get("http://127.0.0.1:" + itoa(hidden) + "/"); err == nil {
 			t.Fatalf("ESCAPE: a port not listed in exposeLoopbackPorts answered from the host: %q", got)
 		}
