@@ -35,14 +35,14 @@ func TestDecide(t *testing.T) {
 		{name: "rlimits as a user", o: bwrapUser,
 			l: settings.Limits{Processes: 50, MemoryMiB: 100, TmpdirMiB: 8, OpenFiles: 20, CPUSeconds: 1, WallSeconds: 3},
 			want: Applied{
-				Rlimits:     []initstage.Rlimit{rl("nproc", 66, 66), rl("data", 100 << 20, 100 << 20), rl("nofile", 20, 20), rl("cpu", 1, 2)},
+				Rlimits:     []initstage.Rlimit{rl("nproc", 66, 66), rl("data", 100<<20, 100<<20), rl("nofile", 20, 20), rl("cpu", 1, 2)},
 				TmpdirBytes: 8 << 20, Wall: 3 * time.Second,
 			}},
 		{name: "processes as root without cgroup", o: bwrapRoot, l: settings.Limits{Processes: 50}, err: "limits.processes", reason: "does not apply RLIMIT_NPROC to root"},
 		{name: "processes without a user namespace", o: landlock, l: settings.Limits{Processes: 50}, err: "limits.processes", reason: "no user namespace"},
 		{name: "processes on an old kernel", o: Offer{UserNamespace: true, Tmpfs: true}, l: settings.Limits{Processes: 50}, err: "limits.processes", reason: "older than Linux 5.14"},
 		{name: "tmpdirMiB without a tmpfs", o: landlock, l: settings.Limits{TmpdirMiB: 8}, err: "limits.tmpdirMiB", reason: "cannot mount"},
-		{name: "no TMPDIR size without a tmpfs", o: landlock, l: settings.Limits{MemoryMiB: 1}, want: Applied{Rlimits: []initstage.Rlimit{rl("data", 1 << 20, 1 << 20)}}},
+		{name: "no TMPDIR size without a tmpfs", o: landlock, l: settings.Limits{MemoryMiB: 1}, want: Applied{Rlimits: []initstage.Rlimit{rl("data", 1<<20, 1<<20)}}},
 		{name: "cgroup as root", o: withCgroup, l: settings.Limits{Processes: 50, MemoryMiB: 100},
 			want: Applied{CgroupPids: 66, CgroupMemory: 100 << 20, TmpdirBytes: 2 << 30}},
 	} {
