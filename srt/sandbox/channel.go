@@ -207,6 +207,7 @@ func (c *Cmd) Release() error {
 			c.channel.Close()
 		}
 		c.reapOnRelease()
+		c.endLimits()
 		if c.followed() {
 			// The sockets may be on their way to srt-proxy (its start
 			// takes a while): they are closed once they have gone. The

@@ -21,6 +21,7 @@ import (
 	"github.com/srt-sandbox/srt/internal/bwrap"
 	"github.com/srt-sandbox/srt/internal/fsview"
 	"github.com/srt-sandbox/srt/internal/initstage"
+	"github.com/srt-sandbox/srt/internal/limits"
 	"github.com/srt-sandbox/srt/internal/netns"
 	"github.com/srt-sandbox/srt/internal/placeholders"
 	"github.com/srt-sandbox/srt/internal/plan"
@@ -184,6 +185,8 @@ type Cmd struct {
 	life      runState
 	// maskKey is the command's key when srt gave the decider its masks.
 	maskKey *string
+	// limits are the command's limits (limits.go).
+	limits *limitRun
 }
 
 // Command wraps a shell command string. The command runs with the
@@ -219,6 +222,10 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		}
 	}
 	if err := checkLayers(cfg, m.kernel, os.Getuid()); err != nil {
+		return nil, err
+	}
+	applied, cgroup, err := m.sandboxLimits(cfg.Limits)
+	if err != nil {
 		return nil, err
 	}
 
@@ -273,7 +280,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		Config: cfg, FS: fsview.OS{}, Cwd: filepath.Clean(o.dir), Home: filepath.Clean(home), UID: os.Getuid(), TmpDir: plan.PrivateTmp,
 		Env: o.env, Command: []string{m.shell, "-c", command},
 		Proxy: m.proxyPlan(key), Network: network, Helpers: []string{m.net.helper}, StateDir: stateDir,
-		SettingsFiles: m.settingsFiles(home), MaskedFiles: masks.order,
+		SettingsFiles: m.settingsFiles(home), MaskedFiles: masks.order, TmpdirBytes: applied.TmpdirBytes,
 	}
 	p, run, err := m.plan(&in)
 	if err != nil {
@@ -302,6 +309,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		}
 	}
 	p.Init.DevNullFD = o.nullFD
+	p.Init.Rlimits = applied.Rlimits
 	if p.Init.WatchListeners {
 		// srt's own listeners inside, the ports led to the host and
 		// those exposed already are not followed.
@@ -325,6 +333,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		m.warnOnce(w)
 	}
 	m.debugf("layers: %s", layersFor(cfg, m.kernel))
+	m.debugf("%s", applied.Describe())
 	for _, w := range layerWarnings(cfg, m.kernel) {
 		fmt.Fprintf(m.opts.Warnings, "srt: warning: %s\n", w)
 	}
@@ -465,6 +474,16 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	cmd.Env = o.env
 	cmd.ExtraFiles = extra
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	c.limits = &limitRun{applied: applied, settings: cfg.Limits}
+	if applied.Leaf() {
+		// The first process, nsenter, starts in the leaf: bubblewrap and
+		// everything of the sandbox are in it from their first
+		// instruction.
+		if c.limits.leaf, err = limits.MakeLeaf(cgroup, applied); err != nil {
+			return nil, fmt.Errorf("sandbox: the cgroup of limits.memoryMiB and limits.processes: %w", err)
+		}
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, c.limits.leaf.FD()
+	}
 	cmd.Cancel = func() error { return c.Signal(unix.SIGTERM) }
 	cmd.WaitDelay = 5 * time.Second
 	c.Cmd = cmd
@@ -531,11 +550,20 @@ type Argv struct {
 	Env        []string
 	Dir        string
 	ExtraFiles []*os.File
+	// UseCgroupFD: start the process in the cgroup of descriptor
+	// CgroupFD (syscall.SysProcAttr's fields of the same names): the
+	// leaf of limits.memoryMiB and limits.processes.
+	UseCgroupFD bool
+	CgroupFD    int
 }
 
 // Argv returns the command in the form of Argv.
 func (c *Cmd) Argv() Argv {
-	return Argv{Path: c.Cmd.Path, Args: c.Cmd.Args, Env: c.Cmd.Env, Dir: c.Cmd.Dir, ExtraFiles: c.Cmd.ExtraFiles}
+	a := Argv{Path: c.Cmd.Path, Args: c.Cmd.Args, Env: c.Cmd.Env, Dir: c.Cmd.Dir, ExtraFiles: c.Cmd.ExtraFiles}
+	if sp := c.Cmd.SysProcAttr; sp.UseCgroupFD {
+		a.UseCgroupFD, a.CgroupFD = true, sp.CgroupFD
+	}
+	return a
 }
 
 // Attach is called once the process of Argv has started (Start calls it):
@@ -559,6 +587,9 @@ func (c *Cmd) Attach() {
 	}()
 	if c.plan.Init.WaitNetwork {
 		go c.relayNetworkReady()
+	}
+	if c.limits != nil && c.limits.applied.Wall > 0 {
+		go c.watchWall()
 	}
 }
 

@@ -28,6 +28,10 @@ type Config struct {
 	// variables are set on top. nil passes the environment through.
 	EnvAllow []string
 
+	// Limits bound what the command may consume (the limits block, an
+	// extension).
+	Limits Limits
+
 	// RequireLandlock refuses to run a command without Landlock's write
 	// limit (on a kernel without Landlock) instead of warning.
 	RequireLandlock bool

@@ -78,6 +78,7 @@ var Keys = []Key{
 	{Path: "git", Example: `{"safeDirectories":["/src"]}`},
 	{Path: "windows", Ignored: "Windows only", Example: `{"backend":"mxc"}`},
 	{Path: "environment", Example: `{"allow":["PATH","HOME","CI_*"]}`},
+	{Path: "limits", Example: `{"processes":50,"memoryMiB":512,"tmpdirMiB":64,"openFiles":256,"cpuSeconds":60,"wallSeconds":600}`},
 
 	// The decider's keys (decider/settingsfile), live.
 	{Path: "network.allowedDomains", Example: `["a.example"]`},

@@ -44,6 +44,7 @@ func (c *checker) topFields(cfg *Config, root *value) []field {
 		}},
 		{Name: "windows", Check: c.windows},
 		{Name: "environment", Check: func(p path, v *value) { c.environment(p, v, cfg) }},
+		{Name: "limits", Check: func(p path, v *value) { c.limits(p, v, &cfg.Limits) }},
 	})
 }
 

@@ -26,6 +26,8 @@ func Main() {
 	switch {
 	case strings.HasPrefix(os.Args[1], "--srt-init-stage"):
 		os.Exit(run(os.Args[1:]))
+	case strings.HasPrefix(os.Args[1], "--srt-rlimits"):
+		os.Exit(rlimitMain(os.Args[1:]))
 	case strings.HasPrefix(os.Args[1], "--srt-connect"):
 		os.Exit(connectMain(os.Args[1:]))
 	case strings.HasPrefix(os.Args[1], "--srt-netns"):
@@ -106,7 +108,7 @@ func run(args []string) int {
 			return 128 + int(unix.SIGKILL)
 		}
 	}
-	pid, err := start(command, spec.PassFDs)
+	pid, err := start(command, spec.PassFDs, spec.Rlimits)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "srt: cannot run %s: %v\n", command[0], err)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -147,7 +149,11 @@ func run(args []string) int {
 // signal reaches the whole job, as a terminal's would. (syscall.ForkExec,
 // not os.StartProcess: the latter probes for pidfd support with an extra
 // fork on first use, which every sandbox start would pay for.)
-func start(command []string, passed []PassFD) (int, error) {
+//
+// With limits, the command is started through the init stage's re-exec
+// that sets them (RlimitFlag), from the executable's descriptor, given at
+// the first slot above the command's.
+func start(command []string, passed []PassFD, limits []Rlimit) (int, error) {
 	files := []uintptr{0, 1, 2}
 	put := func(slot int, fd uintptr) {
 		for len(files) <= slot {
@@ -161,7 +167,13 @@ func start(command []string, passed []PassFD) (int, error) {
 	for _, p := range passed {
 		put(p.To, uintptr(p.From))
 	}
-	return syscall.ForkExec(command[0], command, &syscall.ProcAttr{
+	path, argv := command[0], command
+	if len(limits) > 0 {
+		slot := len(files)
+		put(slot, ExeFD)
+		path, argv = rlimitArgv(slot, limits, command)
+	}
+	return syscall.ForkExec(path, argv, &syscall.ProcAttr{
 		Env:   os.Environ(),
 		Files: files,
 		Sys:   &syscall.SysProcAttr{Setpgid: true},

@@ -2,6 +2,7 @@ package initstage
 
 import (
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -125,7 +126,22 @@ type Spec struct {
 	// (--report-filesystem-violations; see fsobserve_linux.go).
 	ObserveFD    int
 	ObserveReads bool
+	// Rlimits are set on the command, not on the init stage: it starts
+	// the command through a re-exec of itself (RlimitFlag) that sets them
+	// and then execs the command, so that the init stage's own threads
+	// and descriptors stay outside the bounds (package limits).
+	Rlimits []Rlimit
 }
+
+// Rlimit is one resource limit: Name is one of RlimitNames.
+type Rlimit struct {
+	Name     string
+	Cur, Max uint64
+}
+
+// RlimitNames are the resources an Rlimit may name: RLIMIT_NPROC,
+// RLIMIT_DATA, RLIMIT_NOFILE and RLIMIT_CPU.
+var RlimitNames = []string{"nproc", "data", "nofile", "cpu"}
 
 // PassFD moves the inherited descriptor From to To in the command.
 type PassFD struct{ From, To int }
@@ -196,6 +212,9 @@ func Args(s Spec, command []string) []string {
 			a = append(a, "-observe-reads")
 		}
 	}
+	for _, r := range s.Rlimits {
+		a = append(a, "-rlimit", r.String())
+	}
 	a = append(a, "--")
 	return append(a, command...)
 }
@@ -255,6 +274,16 @@ func parseArgs(args []string) (Spec, []string, error) {
 			}
 			s.PassFDs = append(s.PassFDs, PassFD{From: f, To: t})
 			i++
+		case "-rlimit":
+			if i+1 == len(args) {
+				return s, nil, errors.New(args[i] + " needs a value")
+			}
+			r, err := ParseRlimit(args[i+1])
+			if err != nil {
+				return s, nil, err
+			}
+			s.Rlimits = append(s.Rlimits, r)
+			i++
 		case "-unix-socket":
 			if i+1 == len(args) || !strings.HasPrefix(args[i+1], "/") {
 				return s, nil, errors.New("-unix-socket needs an absolute path")
@@ -312,4 +341,24 @@ func (s *Spec) parseID(opt, val string) error {
 	}
 	s.Writable = append(s.Writable, FileID{Dev: d, Ino: n})
 	return nil
+}
+
+// String is the limit as -rlimit takes it: NAME:CUR:MAX.
+func (r Rlimit) String() string {
+	return r.Name + ":" + strconv.FormatUint(r.Cur, 10) + ":" + strconv.FormatUint(r.Max, 10)
+}
+
+// ParseRlimit reads NAME:CUR:MAX.
+func ParseRlimit(v string) (Rlimit, error) {
+	bad := errors.New("bad -rlimit " + strconv.Quote(v))
+	f := strings.Split(v, ":")
+	if len(f) != 3 || !slices.Contains(RlimitNames, f[0]) {
+		return Rlimit{}, bad
+	}
+	cur, err1 := strconv.ParseUint(f[1], 10, 64)
+	max, err2 := strconv.ParseUint(f[2], 10, 64)
+	if err1 != nil || err2 != nil || cur > max {
+		return Rlimit{}, bad
+	}
+	return Rlimit{Name: f[0], Cur: cur, Max: max}, nil
 }

@@ -34,6 +34,9 @@ func (p *Plan) BwrapArgs(initExe string, firstFD int) (options, command []string
 		a = append(a, "--ro-bind", "/", "/")
 	}
 	a = append(a, "--dev", "/dev")
+	if p.TmpdirBytes > 0 {
+		a = append(a, "--size", strconv.FormatInt(p.TmpdirBytes, 10), "--tmpfs", PrivateTmp)
+	}
 	switch {
 	case p.ProcBind && p.ProcReadOnly:
 		a = append(a, "--ro-bind", "/proc", "/proc")
@@ -87,6 +90,14 @@ func (p *Plan) BwrapArgs(initExe string, firstFD int) (options, command []string
 	}
 	for _, f := range p.MaskedFiles {
 		a = append(a, "--ro-bind-data", strconv.Itoa(f.FD), f.Path)
+	}
+	if p.TmpdirBytes > 0 {
+		// After the trust bundle, which is made beneath /dev: the rest of
+		// /dev, a tmpfs as large as half the memory, is not a second,
+		// unbounded TMPDIR. Its device files stay usable (a read-only
+		// mount refuses changes to the filesystem, not I/O on devices),
+		// and so do the mounts on it (/dev/shm, /dev/pts).
+		a = append(a, "--remount-ro", "/dev")
 	}
 	for _, e := range p.Env {
 		if e.Unset {

@@ -56,8 +56,9 @@ type builder struct {
 func Build(in Input) (*Plan, error) {
 	cfg := in.Config
 	b := &builder{in: in, limits: in.Limits.orDefaults(), warned: map[string]bool{}, hidden: map[string]bool{}, sealed: map[string]bool{}, entries: map[string]string{}, missing: map[string][]string{}, p: &Plan{
-		ProcBind: cfg.EnableWeakerNestedSandbox,
-		Command:  in.Command,
+		ProcBind:    cfg.EnableWeakerNestedSandbox,
+		Command:     in.Command,
+		TmpdirBytes: in.TmpdirBytes,
 	}}
 	fsCfg := cfg.Filesystem
 	b.t = newTree(fsCfg.Disabled)

@@ -18,6 +18,12 @@ type Input struct {
 	// an in-memory filesystem that exists only while the sandbox does
 	// (PrivateTmp). Empty: TMPDIR is left as it is.
 	TmpDir string
+	// TmpdirBytes, when positive, is the size of the in-memory filesystem
+	// mounted at PrivateTmp (limits.tmpdirMiB, or its default): the rest
+	// of bubblewrap's /dev is then read-only, so that nothing in memory
+	// the sandbox writes is unbounded. 0 keeps PrivateTmp a directory of
+	// /dev.
+	TmpdirBytes int64
 	// Env is the environment the command would inherit, KEY=value.
 	Env []string
 	// Command is the shell, its flags and the command string.
@@ -128,10 +134,10 @@ var TrustVars = []string{
 	"CONDA_SSL_VERIFY",        // conda (ssl_verify, a CA file or a boolean)
 }
 
-// PrivateTmp is the sandbox's TMPDIR: a directory of the in-memory /dev
-// that bubblewrap builds for every sandbox. It is private to the sandbox,
-// writable, and gone with it: nothing is created on the host, nothing is
-// left behind.
+// PrivateTmp is the sandbox's TMPDIR: an in-memory filesystem of its own
+// (of Input.TmpdirBytes) on the /dev that bubblewrap builds for every
+// sandbox. It is private to the sandbox, writable, and gone with it:
+// nothing is created on the host, nothing is left behind.
 const PrivateTmp = "/dev/shm"
 
 // View is what a path shows inside the sandbox.
@@ -252,6 +258,8 @@ type Plan struct {
 	// caller sets) over the real file: the masked copies of
 	// credentials.files (Input.MaskedFiles) that the rules leave readable.
 	MaskedFiles []MaskedFile
+	// TmpdirBytes is Input.TmpdirBytes.
+	TmpdirBytes int64
 	// Init is what the init stage applies before it starts Command.
 	Init    initstage.Spec
 	Command []string

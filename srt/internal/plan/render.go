@@ -12,6 +12,9 @@ import (
 func (p *Plan) String() string {
 	var sb strings.Builder
 	fmt.Fprintf(&sb, "root %s\n", p.Root)
+	if p.TmpdirBytes > 0 {
+		fmt.Fprintf(&sb, "tmpfs %s size=%d, /dev read-only  # TMPDIR (limits.tmpdirMiB)\n", PrivateTmp, p.TmpdirBytes)
+	}
 	for _, m := range p.Kernel {
 		fmt.Fprintf(&sb, "kernel %s %s  # %s\n", m.View, m.Path, m.Why)
 	}
