@@ -25,6 +25,7 @@ import (
 	"github.com/srt-sandbox/srt/internal/netns"
 	"github.com/srt-sandbox/srt/internal/placeholders"
 	"github.com/srt-sandbox/srt/internal/plan"
+	"github.com/srt-sandbox/srt/internal/unixgate"
 	"github.com/srt-sandbox/srt/settings"
 )
 
@@ -281,6 +282,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		Env: o.env, Command: []string{m.shell, "-c", command},
 		Proxy: m.proxyPlan(key), Network: network, Helpers: []string{m.net.helper}, StateDir: stateDir,
 		SettingsFiles: m.settingsFiles(home), MaskedFiles: masks.order, TmpdirBytes: applied.TmpdirBytes,
+		BoundAs: func(id plan.FileID) (string, bool, error) { return unixgate.BoundAs(id.Dev, id.Ino) },
 	}
 	p, run, err := m.plan(&in)
 	if err != nil {

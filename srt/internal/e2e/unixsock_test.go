@@ -52,6 +52,14 @@ time.sleep(120)
 // printed so far, read on demand.
 func (w *workspace) startUnixServer(specs ...string) func() string {
 	w.t.Helper()
+	_, got := w.startUnixServerCmd(specs...)
+	return got
+}
+
+// startUnixServerCmd is startUnixServer, and returns the server's process
+// too (to stop it early).
+func (w *workspace) startUnixServerCmd(specs ...string) (*exec.Cmd, func() string) {
+	w.t.Helper()
 	cmd := w.hostCmd(nil, "/usr/bin/python3", append([]string{"-c", unixServer}, specs...)...)
 	out, err := cmd.StdoutPipe()
 	if err != nil {
@@ -75,7 +83,7 @@ func (w *workspace) startUnixServer(specs ...string) func() string {
 		close(lines)
 	}()
 	var got []string
-	return func() string {
+	return cmd, func() string {
 		deadline := time.After(2 * time.Second)
 		for {
 			select {
@@ -117,25 +125,31 @@ for a in sys.argv[1:]:
 // reaches exactly the listed host sockets (a file, and every socket
 // beneath a listed directory), by stream and by datagram; any other host
 // socket fails with EACCES and a violation names it, even when reached
-// through a symlink or a hard link in a listed directory; sockets the
-// command binds itself work; a host abstract socket is out of reach.
+// through a symlink, or a hard link in a listed directory (made on the
+// host: the sandbox may not write a listed directory, see
+// TestUnixSocketsPinned); sockets the command binds itself work; a host
+// abstract socket is out of reach.
 func TestUnixSocketsAllowList(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
 		socks := w.mkdir("socks")
 		w.mkdir("socks/dir")
-		w.mkdir("home/proj/allowed")
 		a, b := filepath.Join(socks, "a.sock"), filepath.Join(socks, "b.sock")
 		ad, bd := filepath.Join(socks, "ad.sock"), filepath.Join(socks, "bd.sock")
 		inDir := filepath.Join(socks, "dir", "c.sock")
-		// a host socket in the writable directory, and a listed directory there
+		// a host socket in the writable directory, hard-linked into the
+		// listed directory
 		hostInCwd := filepath.Join(w.dir, "host.sock")
+		hard := filepath.Join(socks, "dir", "hard.sock")
 		abstract := fmt.Sprintf("@srt-e2e-%d", os.Getpid())
 		got := w.startUnixServer("s="+a, "s="+b, "d="+ad, "d="+bd, "s="+inDir, "s="+hostInCwd, "s="+abstract)
+		if err := os.Link(hostInCwd, hard); err != nil {
+			t.Fatal(err)
+		}
 		w.write("home/proj/client.py", unixClient)
-		s := unixSettings(writeCwd, a, ad, filepath.Join(socks, "dir"), filepath.Join(w.dir, "allowed"))
+		s := unixSettings(writeCwd, a, ad, filepath.Join(socks, "dir"))
 		r := w.srt("-s", w.settings(s), "--show-violations", "-c",
-			"ln -s "+b+" link.sock; ln "+hostInCwd+" allowed/hard.sock && echo LINKED; python3 client.py c="+a+" c="+b+" d="+ad+" d="+bd+" c="+inDir+
-				" c=link.sock c=allowed/hard.sock c="+abstract)
+			"ln -s "+b+" link.sock; python3 client.py c="+a+" c="+b+" d="+ad+" d="+bd+" c="+inDir+
+				" c=link.sock c="+hard+" c="+abstract)
 		expect(t, r, 0,
 			"CONNECTED hello from "+a,
 			"REFUSED "+b+" PermissionError 13",
@@ -143,13 +157,13 @@ func TestUnixSocketsAllowList(t *testing.T) {
 			"REFUSED "+bd+" PermissionError 13",
 			"CONNECTED hello from "+inDir,
 			"REFUSED link.sock PermissionError 13",
-			"LINKED", "REFUSED allowed/hard.sock PermissionError 13",
+			"REFUSED "+hard+" PermissionError 13",
 			// own network namespace: the host's abstract name is not there
 			"REFUSED "+abstract[1:]+" ConnectionRefusedError 111",
 			"deny unix-connect "+b+"\n",
 			"deny unix-send "+bd+"\n",
 			"deny unix-connect "+filepath.Join(w.dir, "link.sock")+" (resolves to "+b+")",
-			"deny unix-connect "+filepath.Join(w.dir, "allowed/hard.sock")+" (a hard link",
+			"deny unix-connect "+hard+" (a hard link",
 			"!hello from "+b, "!hello from "+hostInCwd)
 		if out := got(); !strings.Contains(out, "dgram "+ad+" payload") || strings.Contains(out, bd) {
 			t.Fatalf("the host's datagram sockets received:\n%s\nwant only %s", out, ad)

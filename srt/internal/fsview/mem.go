@@ -32,12 +32,12 @@ const memDev = 0x5a
 // NewMem builds a tree from a spec: each key is an absolute path; a value of
 // "dir" makes a directory, "file" an empty regular file (mode 0644, or the
 // octal mode given: "file 0200"), "text T" a regular file holding T, "links
-// N" an empty regular file with N hard links, "-> T" a symlink to T, and
-// "unreadable" a directory whose listing fails with EACCES. Parents are
+// N" an empty regular file with N hard links, "-> T" a symlink to T,
+// "socket" a Unix socket file, and "unreadable" a directory whose listing fails with EACCES. Parents are
 // created as directories. Everything is owned by root (uid and gid 0), with
 // modes 0755 (directories), 0644 (files) and 0777 (symlinks); Own and Chmod
 // change that. Inode numbers follow the sorted paths, so they are the same in
-// every run.
+// every run, and so are change times (the inode number, in seconds).
 func NewMem(spec map[string]string) *Mem {
 	m := &Mem{nodes: map[string]*memNode{"/": {mode: fs.ModeDir | 0o755}}}
 	keys := make([]string, 0, len(spec))
@@ -60,6 +60,8 @@ func NewMem(spec map[string]string) *Mem {
 			m.nodes[p] = &memNode{mode: fs.ModeDir}
 		case v == "file":
 			m.nodes[p] = &memNode{mode: 0o644}
+		case v == "socket":
+			m.nodes[p] = &memNode{mode: fs.ModeSocket | 0o755}
 		case strings.HasPrefix(v, "text "):
 			data := strings.TrimPrefix(v, "text ")
 			m.nodes[p] = &memNode{mode: 0o644, data: data, size: int64(len(data))}
@@ -192,6 +194,8 @@ func (i memInfo) Sys() any {
 		mode |= syscall.S_IFDIR
 	case m&fs.ModeSymlink != 0:
 		mode |= syscall.S_IFLNK
+	case m&fs.ModeSocket != 0:
+		mode |= syscall.S_IFSOCK
 	default:
 		mode |= syscall.S_IFREG
 	}
@@ -205,6 +209,7 @@ func (i memInfo) Sys() any {
 		mode |= syscall.S_ISGID
 	}
 	st := &syscall.Stat_t{Dev: memDev, Ino: i.n.ino, Nlink: 1, Mode: mode, Uid: i.n.uid, Gid: i.n.gid}
+	st.Ctim.Sec = int64(i.n.ino) // a change time of its own for each file
 	if i.n.links != "" {
 		fmt.Sscan(i.n.links, &st.Nlink) // Nlink's type differs between architectures
 	}

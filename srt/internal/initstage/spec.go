@@ -74,12 +74,13 @@ type Spec struct {
 	BlockUnixSockets bool
 	// UnixSockets, when not empty (and BlockUnixSockets is not set), lets
 	// the command make Unix sockets and reach, of the sockets of the host,
-	// those at these paths or beneath these directories: the init stage
-	// supervises connect, sendto, sendmsg and sendmmsg (seccomp user
-	// notification) and performs them itself (see package unixgate).
-	// Sockets bound inside the sandbox stay reachable; a refusal is
-	// reported on the channel (MsgViolation).
-	UnixSockets []string
+	// those at these paths or beneath these directories (a pinned entry:
+	// only the socket file pinned): the init stage supervises connect,
+	// sendto, sendmsg and sendmmsg (seccomp user notification) and
+	// performs them itself (see package unixgate). Sockets bound inside
+	// the sandbox stay reachable; a refusal is reported on the channel
+	// (MsgViolation).
+	UnixSockets []UnixSocket
 	// BlockNamespaces refuses new user and mount namespaces, setns and
 	// every mount system call (seccomp).
 	BlockNamespaces bool
@@ -156,6 +157,59 @@ func PassName(n int) string {
 // stat(2) reports it) and inode numbers.
 type FileID struct{ Dev, Ino uint64 }
 
+// UnixSocket is one entry of network.allowUnixSockets as the init stage
+// compares it.
+type UnixSocket struct {
+	// Path is absolute, without symlinks: a socket file there, or beneath
+	// it when it is a directory, may be reached.
+	Path string
+	// Pinned: the command could put another socket at Path (a directory
+	// on the way is writable in the sandbox), so only the socket file ID,
+	// with the change time Changed (ns since the epoch: an inode number
+	// freed and given to a new file is another file), may be reached
+	// there, the one srt found when it made the command; with ID nil there
+	// was none, and no host socket may be reached there.
+	Pinned  bool
+	ID      *FileID
+	Changed int64
+}
+
+// String is the entry as -unix-socket takes it: PATH, DEV:INO:CTIME:PATH
+// (pinned) or none:PATH (pinned, nothing there).
+func (u UnixSocket) String() string {
+	switch {
+	case !u.Pinned:
+		return u.Path
+	case u.ID == nil:
+		return "none:" + u.Path
+	}
+	return strconv.FormatUint(u.ID.Dev, 10) + ":" + strconv.FormatUint(u.ID.Ino, 10) + ":" + strconv.FormatInt(u.Changed, 10) + ":" + u.Path
+}
+
+// parseUnixSocket reads a -unix-socket value (see UnixSocket.String).
+func parseUnixSocket(v string) (UnixSocket, error) {
+	bad := errors.New("-unix-socket needs an absolute path, DEV:INO:CTIME:PATH or none:PATH")
+	if strings.HasPrefix(v, "/") {
+		return UnixSocket{Path: v}, nil
+	}
+	if p, ok := strings.CutPrefix(v, "none:"); ok {
+		if !strings.HasPrefix(p, "/") {
+			return UnixSocket{}, bad
+		}
+		return UnixSocket{Path: p, Pinned: true}, nil
+	}
+	dev, rest, ok1 := strings.Cut(v, ":")
+	ino, rest, ok2 := strings.Cut(rest, ":")
+	ctime, p, ok3 := strings.Cut(rest, ":")
+	d, err1 := strconv.ParseUint(dev, 10, 64)
+	n, err2 := strconv.ParseUint(ino, 10, 64)
+	c, err3 := strconv.ParseInt(ctime, 10, 64)
+	if !ok1 || !ok2 || !ok3 || err1 != nil || err2 != nil || err3 != nil || !strings.HasPrefix(p, "/") {
+		return UnixSocket{}, bad
+	}
+	return UnixSocket{Path: p, Pinned: true, ID: &FileID{Dev: d, Ino: n}, Changed: c}, nil
+}
+
 // Args is the init stage's argv (after the executable), ending with the
 // command to run. It is plain words, cheap to parse: the init stage is on
 // the path of every command's start.
@@ -164,8 +218,8 @@ func Args(s Spec, command []string) []string {
 	if s.BlockUnixSockets {
 		a = append(a, "-block-unix-sockets")
 	}
-	for _, p := range s.UnixSockets {
-		a = append(a, "-unix-socket", p)
+	for _, u := range s.UnixSockets {
+		a = append(a, "-unix-socket", u.String())
 	}
 	if s.BlockNamespaces {
 		a = append(a, "-block-namespaces")
@@ -285,10 +339,14 @@ func parseArgs(args []string) (Spec, []string, error) {
 			s.Rlimits = append(s.Rlimits, r)
 			i++
 		case "-unix-socket":
-			if i+1 == len(args) || !strings.HasPrefix(args[i+1], "/") {
-				return s, nil, errors.New("-unix-socket needs an absolute path")
+			if i+1 == len(args) {
+				return s, nil, errors.New(args[i] + " needs a value")
 			}
-			s.UnixSockets = append(s.UnixSockets, args[i+1])
+			u, err := parseUnixSocket(args[i+1])
+			if err != nil {
+				return s, nil, err
+			}
+			s.UnixSockets = append(s.UnixSockets, u)
 			i++
 		case "-write", "-devnull-fd", "-observe-fd":
 			if i+1 == len(args) {

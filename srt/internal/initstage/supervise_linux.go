@@ -19,8 +19,15 @@ import (
 var supervisor usernotif.Server
 
 // superviseUnixSockets registers the gate of network.allowUnixSockets.
-func superviseUnixSockets(allowed []string) error {
-	gate := &unixgate.Gate{Allowed: allowed, Report: reportViolation}
+func superviseUnixSockets(allowed []UnixSocket) error {
+	gate := &unixgate.Gate{Report: reportViolation}
+	for _, u := range allowed {
+		e := unixgate.Entry{Path: u.Path, Pinned: u.Pinned, Changed: u.Changed}
+		if u.ID != nil {
+			e.ID = &unixgate.FileID{Dev: u.ID.Dev, Ino: u.ID.Ino}
+		}
+		gate.Allowed = append(gate.Allowed, e)
+	}
 	return gate.Register(&supervisor)
 }
 

@@ -95,7 +95,6 @@ func Build(in Input) (*Plan, error) {
 		CheckMounts:      b.p.Root != HostRW,
 		Writable:         writable,
 		BlockUnixSockets: !cfg.Network.AllowAllUnixSockets && len(cfg.Network.AllowUnixSockets) == 0,
-		UnixSockets:      b.unixSockets(),
 		BlockNamespaces:  !cfg.AllowNestedUserNamespaces,
 		// With the filesystem rules off everything is writable: Landlock
 		// would have nothing to refuse.
@@ -113,6 +112,11 @@ func Build(in Input) (*Plan, error) {
 	if b.p.Init.LandlockScopeOnly {
 		b.p.Init.WritePaths = nil
 	}
+	unixSockets, err := b.unixSockets()
+	if err != nil {
+		return nil, err
+	}
+	b.p.Init.UnixSockets = unixSockets
 	b.p.TrustBundle = in.TrustBundle
 	if in.Network != nil {
 		b.p.SharedNet = true
@@ -140,26 +144,110 @@ func Build(in Input) (*Plan, error) {
 
 // unixSockets are network.allowUnixSockets as the init stage compares
 // them: "~/" expanded, cleaned, symlinks resolved (the init stage names a
-// socket by the path without symlinks; an entry that does not exist yet is
-// kept as written). None under allowAllUnixSockets, which allows all.
-func (b *builder) unixSockets() []string {
+// socket by the path without symlinks; of an entry that does not exist
+// yet, the part that exists). None under allowAllUnixSockets, which allows
+// all.
+//
+// An entry the command could replace (it may write the directory holding
+// it, or one above: see replaceable) cannot be trusted by its name: the
+// command could rename any host socket of its writable space over it. A
+// socket file there is pinned, only that file may be reached; anything
+// else there (nothing yet, a file that is no socket) is pinned to nothing,
+// with a warning; a directory there is an error, as every socket moved
+// into it would be reached.
+func (b *builder) unixSockets() ([]initstage.UnixSocket, error) {
 	n := b.in.Config.Network
 	if n.AllowAllUnixSockets {
-		return nil
+		return nil, nil
 	}
-	var out []string
-	for _, e := range n.AllowUnixSockets {
+	var out []initstage.UnixSocket
+	for i, e := range n.AllowUnixSockets {
+		field := fmt.Sprintf("network.allowUnixSockets.%d", i)
 		p := e
 		if rest, ok := strings.CutPrefix(e, "~/"); ok {
 			p = filepath.Join(b.in.Home, rest)
 		}
 		p = filepath.Clean(p)
-		if real, err := fsview.Realpath(b.in.FS, p); err == nil {
-			p = real
+		if existing, missing, err := fsview.ResolveExisting(b.in.FS, p); err == nil {
+			p = filepath.Join(existing, missing)
 		}
-		out = append(out, p)
+		u := initstage.UnixSocket{Path: p}
+		fi, err := b.in.FS.Lstat(p)
+		isDir := err == nil && fi.IsDir()
+		// A directory the command may write takes the sockets moved into
+		// it; any entry may be replaced where it lies. (srt pins the
+		// directories above a denyWrite entry, so making the directory
+		// read-only is enough.)
+		dir, rule, ok := p, "", false
+		if isDir {
+			rule, ok = b.p.Writable(p)
+		}
+		if !ok {
+			dir, rule, ok = b.p.replaceable(p)
+		}
+		if !ok {
+			out = append(out, u)
+			continue
+		}
+		u.Pinned = true
+		switch {
+		case isDir:
+			return nil, fmt.Errorf("%s %q: %s is a directory, and the sandbox may write %s (%s): the command could move any host socket it may rename into the directory and reach it; list the socket files in it instead (srt pins each to the socket there when the command starts), or keep %s read-only (filesystem.denyWrite)", field, e, p, dir, rule, dir)
+		case err == nil && fi.Mode()&fs.ModeSocket != 0 && idOf(fi) != nil:
+			if name, moved, err := b.movedSocket(p, *idOf(fi)); err != nil {
+				b.warn("%s: srt cannot tell whether the socket at %s is the one its daemon bound there (%v), and the sandbox may write %s (%s): no host socket is reached there in this run", field, p, err, dir, rule)
+				break
+			} else if moved {
+				b.warn("%s: the socket at %s was bound as %q: it was moved there (an earlier sandbox may have: the sandbox may write %s, by %s), so no host socket is reached there in this run (restart its daemon, which makes its socket there again)", field, p, name, dir, rule)
+				break
+			}
+			u.ID, u.Changed = idOf(fi), changedOf(fi)
+		default:
+			b.warn("%s: %s is no socket now, and the sandbox may write %s (%s): a socket put there later cannot be told from one the command moves there, so no host socket is reached at %s in this run (start its daemon before srt; a socket the command binds there itself still works)", field, p, dir, rule, p)
+		}
+		out = append(out, u)
 	}
-	return out
+	return out, nil
+}
+
+// movedSocket says whether the socket file id at p belongs to a listening
+// socket bound at another path (name): renamed or linked there, by a
+// command of an earlier sandbox perhaps. A socket no one listens on (or
+// one srt cannot see, of another network namespace) is not found, and is
+// taken as it is: srt pins it.
+func (b *builder) movedSocket(p string, id FileID) (string, bool, error) {
+	if b.in.BoundAs == nil {
+		return "", false, nil
+	}
+	name, found, err := b.in.BoundAs(id)
+	if err != nil || !found {
+		return "", false, err
+	}
+	bound := name
+	if filepath.IsAbs(name) {
+		bound = filepath.Clean(name)
+		if existing, missing, err := fsview.ResolveExisting(b.in.FS, filepath.Dir(bound)); err == nil {
+			bound = filepath.Join(existing, missing, filepath.Base(bound))
+		}
+	}
+	return name, bound != p, nil
+}
+
+// replaceable says whether the command could change the file path names:
+// it may write the directory holding path, or holding one of the
+// directories above it, that is no mount point (a mount point cannot be
+// renamed; the directories above it still can, and take it along). It
+// returns the directory it may write, and the rule that lets it.
+func (p *Plan) replaceable(path string) (dir, rule string, ok bool) {
+	for c := path; c != "/" && c != "."; c = filepath.Dir(c) {
+		if p.MountPoint(c) {
+			continue
+		}
+		if rule, ok := p.Writable(filepath.Dir(c)); ok {
+			return filepath.Dir(c), rule, true
+		}
+	}
+	return "", "", false
 }
 
 func (b *builder) warn(format string, args ...any) {

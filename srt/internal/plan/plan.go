@@ -65,6 +65,12 @@ type Input struct {
 	// shows the masked copy srt made (Plan.MaskedFiles), read-only, in
 	// place of the real file.
 	MaskedFiles []string
+	// BoundAs, when set, returns the address a Unix socket of the host
+	// whose file is id was bound to (the path given to bind), and whether
+	// there is one: a network.allowUnixSockets entry srt pins must be the
+	// socket its daemon bound there, not one a sandbox moved there in an
+	// earlier run.
+	BoundAs func(id FileID) (name string, found bool, err error)
 }
 
 // Limits bound the work of a plan. A zero field is srt's own limit; tests

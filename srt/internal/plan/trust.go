@@ -121,6 +121,15 @@ func idOf(fi fs.FileInfo) *FileID {
 	return &FileID{Dev: uint64(st.Dev), Ino: st.Ino}
 }
 
+// changedOf is fi's change time (ctime), in ns since the epoch.
+func changedOf(fi fs.FileInfo) int64 {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return 0
+	}
+	return st.Ctim.Nano()
+}
+
 // refuse warns, once per symlink and entry, that s grants nothing at p.
 func (b *builder) refuse(s spelled, p string, u *errUntrusted) {
 	key := s.field + "\x00" + u.link

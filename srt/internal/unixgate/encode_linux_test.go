@@ -152,12 +152,24 @@ func diagReply(entries []diagEntry, done bool) []byte {
 
 // collect runs parseDiagReply, stopping after stop entries (0: never).
 func collect(buf []byte, stop int) ([]diagEntry, bool, error) {
+	got, _, done, err := collectNames(buf, stop)
+	return got, done, err
+}
+
+// collectNames is collect, with each entry's name ("-": none).
+func collectNames(buf []byte, stop int) ([]diagEntry, []string, bool, error) {
 	var got []diagEntry
-	done, err := parseDiagReply(buf, func(dev, ino uint32) bool {
+	var names []string
+	done, err := parseDiagReply(buf, func(dev, ino uint32, name []byte) bool {
 		got = append(got, diagEntry{dev, ino})
+		if name == nil {
+			names = append(names, "-")
+		} else {
+			names = append(names, string(name))
+		}
 		return stop == 0 || len(got) < stop
 	})
-	return got, done, err
+	return got, names, done, err
 }
 
 func errnoIs(err error, e unix.Errno) bool { return errors.Is(err, e) }

@@ -242,13 +242,18 @@ func FuzzParseDiagReply(f *testing.F) {
 		for i := 0; i+8 <= len(raw) && len(entries) < 100; i += 8 {
 			entries = append(entries, diagEntry{le.Uint32(raw[i+4:]), le.Uint32(raw[i:])})
 		}
-		got, d, err = collect(diagReply(entries, done), int(stop))
+		got, names, d, err := collectNames(diagReply(entries, done), int(stop))
 		want, wantDone := entries, done
 		if stop > 0 && int(stop) <= len(entries) {
 			want, wantDone = entries[:stop], true
 		}
 		if err != nil || d != wantDone || len(got) != len(want) || (len(want) > 0 && !reflect.DeepEqual(got, want)) {
 			t.Fatalf("%v laid out: got %v %v %v", entries, got, d, err)
+		}
+		for _, n := range names {
+			if n != "/x" {
+				t.Fatalf("%v laid out: names %q, want /x each", entries, names)
+			}
 		}
 	})
 }

@@ -8,12 +8,13 @@
 //   - the address is read once from the command's memory and only that
 //     copy is used, so changing the memory afterwards changes nothing;
 //   - a Unix socket path is opened (O_PATH) the way the command's connect
-//     would resolve it, symlinks followed, and the decision is taken on the
-//     inode reached: its path (as /proc/self/fd names it) is a listed path
-//     or beneath a listed directory, or it is a socket bound inside the
-//     sandbox's own network namespace (sock_diag); then the call is made to
-//     "/proc/self/fd/N", that very inode, so a symlink swapped in after the
-//     check cannot redirect it;
+//     would resolve it, symlinks followed, /proc/self its own (resolve),
+//     and the decision is taken on the inode reached: its path (as
+//     /proc/self/fd names it) is a listed path or beneath a listed
+//     directory (a pinned entry: it is the inode pinned), or it is a
+//     socket bound inside the sandbox's own network namespace (sock_diag);
+//     then the call is made to "/proc/self/fd/N", that very inode, so a
+//     symlink swapped in after the check cannot redirect it;
 //   - anything else (other address families, no address) is performed as
 //     given, on the copy.
 //
@@ -38,12 +39,29 @@ import (
 
 // Gate is the policy: the allowed paths, and where refusals are reported.
 type Gate struct {
-	// Allowed are absolute paths without symlinks: a socket at one of
-	// them, or beneath one of them, may be reached.
-	Allowed []string
+	// Allowed are the listed paths.
+	Allowed []Entry
 	// Report is called with each refusal's violation line.
 	Report func(line string)
 }
+
+// Entry is one listed path.
+type Entry struct {
+	// Path is absolute, without symlinks: a socket file there, or beneath
+	// it (not Pinned), may be reached, if its link count is 1 (a hard link
+	// has other names srt cannot know).
+	Path string
+	// Pinned: the command could put another socket at Path, so only the
+	// socket file ID, its change time Changed (ns), may be reached there
+	// (nil: none may), by that path and not beneath it.
+	Pinned  bool
+	ID      *FileID
+	Changed int64
+}
+
+// FileID identifies a file by its device and inode numbers, as stat(2)
+// reports them.
+type FileID struct{ Dev, Ino uint64 }
 
 // Limits on what is copied from the command for one call.
 const (
@@ -352,15 +370,12 @@ func (g *Gate) route(r *usernotif.Request, domain int, sa []byte, op string) ([]
 		return nil, nothing, unix.ECONNREFUSED // what connect says of a file that is no socket
 	}
 	real, _ := os.Readlink("/proc/self/fd/" + strconv.Itoa(fd))
-	allowed, why := false, ""
+	allowed, why := g.decide(real, st)
 	switch {
-	case g.listed(real) && st.Nlink == 1:
-		allowed = true
-	case g.listed(real):
-		why = " (a hard link of a socket file, whose other names srt cannot know)"
+	case allowed:
 	case boundInside(st):
 		allowed = true // a socket the sandbox bound itself
-	case real != name:
+	case why == "" && real != name:
 		why = " (resolves to " + real + ")"
 	}
 	if !allowed {
@@ -377,33 +392,30 @@ func (g *Gate) route(r *usernotif.Request, domain int, sa []byte, op string) ([]
 	return out, closeFD, 0
 }
 
-// listed says whether real is an allowed path or beneath one.
-func (g *Gate) listed(real string) bool {
+// decide says whether the socket file st, whose path is real, is one a
+// listed entry allows, and if not, why, when an entry names it.
+func (g *Gate) decide(real string, st unix.Stat_t) (bool, string) {
 	if !strings.HasPrefix(real, "/") {
-		return false // "socket:[N]", an unreachable name
+		return false, "" // "socket:[N]", an unreachable name
 	}
-	for _, a := range g.Allowed {
-		if real == a || strings.HasPrefix(real, a+"/") || a == "/" {
-			return true
+	why := ""
+	for _, e := range g.Allowed {
+		switch {
+		case e.Pinned && real != e.Path:
+		case e.Pinned && e.ID == nil:
+			why = " (srt found no socket its daemon bound there when the sandbox started, and the sandbox may write where it lies: it cannot tell a host daemon's socket from one the command moved there)"
+		case e.Pinned && (st.Dev != e.ID.Dev || st.Ino != e.ID.Ino || st.Ctim.Nano() != e.Changed):
+			why = " (not the socket that was there when the sandbox started, which srt pinned because the sandbox may write where it lies: it was replaced)"
+		case e.Pinned:
+			return true, ""
+		case real != e.Path && !strings.HasPrefix(real, e.Path+"/") && e.Path != "/":
+		case st.Nlink != 1:
+			why = " (a hard link of a socket file, whose other names srt cannot know)"
+		default:
+			return true, ""
 		}
 	}
-	return false
-}
-
-// procPath makes a path the command gave that names its own /proc entries
-// name them for this process, which opens it.
-func procPath(r *usernotif.Request, path string) string {
-	pid := strconv.Itoa(r.Pid)
-	for _, self := range []string{"/proc/self", "/proc/thread-self"} {
-		if path == self || strings.HasPrefix(path, self+"/") {
-			to := "/proc/" + pid
-			if self == "/proc/thread-self" {
-				to += "/task/" + pid
-			}
-			return to + path[len(self):]
-		}
-	}
-	return path
+	return false, why
 }
 
 // absolute is the path the command named, made absolute against its
@@ -419,26 +431,13 @@ func (g *Gate) absolute(r *usernotif.Request, path string) string {
 	return filepath.Join(cwd, path)
 }
 
-// openAsTarget opens path with O_PATH as the command's connect would
-// resolve it: relative to its working directory, symlinks followed.
+// openAsTarget opens path with O_PATH as the calling thread's connect
+// would resolve it (see resolve).
 func openAsTarget(r *usernotif.Request, path string) (int, unix.Errno) {
-	dir := unix.AT_FDCWD
-	if !strings.HasPrefix(path, "/") {
-		cwd, err := unix.Open("/proc/"+strconv.Itoa(r.Pid)+"/cwd", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return -1, errnoOf(err)
-		}
-		defer unix.Close(cwd)
-		if !r.Valid() {
-			return -1, unix.ESRCH
-		}
-		dir = cwd
-	} else {
-		path = procPath(r, path)
+	fd, e := resolve(path, r.Pid, r.Valid)
+	if e == 0 && !r.Valid() {
+		unix.Close(fd)
+		return -1, unix.ESRCH
 	}
-	fd, err := unix.Openat(dir, path, unix.O_PATH|unix.O_CLOEXEC, 0)
-	if err != nil {
-		return -1, errnoOf(err)
-	}
-	return fd, 0
+	return fd, e
 }

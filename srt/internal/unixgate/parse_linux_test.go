@@ -161,6 +161,16 @@ func TestParseDiagReply(t *testing.T) {
 	if got, done, err = collect(diagReply(entries, true), 2); !reflect.DeepEqual(got, entries[:2]) || !done || err != nil {
 		t.Fatalf("stopping after two: got %v %v %v", got, done, err)
 	}
+	// The name: up to its first NUL (the kernel sends sun_path as bound),
+	// after the VFS attribute or before it; none without the attribute.
+	vfs := nlattr(unixDiagVFS, []byte{10, 0, 0, 0, 1, 0, 0, 0})
+	named := func(attrs ...[]byte) []byte {
+		return nlmsg(unix.SOCK_DIAG_BY_FAMILY, append(make([]byte, diagMsgSize), bytes.Join(attrs, nil)...))
+	}
+	buf := bytes.Join([][]byte{named(nlattr(unixDiagName, []byte("/run/a.sock\x00junk")), vfs), named(vfs, nlattr(unixDiagName, []byte("rel"))), named(vfs)}, nil)
+	if got, names, _, err := collectNames(buf, 0); len(got) != 3 || !reflect.DeepEqual(names, []string{"/run/a.sock", "rel", "-"}) || err != nil {
+		t.Fatalf("names: got %v %q %v", got, names, err)
+	}
 
 	errMsg := func(e int32) []byte {
 		p := make([]byte, 20)

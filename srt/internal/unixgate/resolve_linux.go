@@ -1,0 +1,194 @@
+package unixgate
+
+import (
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// maxLinks is how many symlinks one lookup follows (the kernel's
+// MAXSYMLINKS) before it fails with ELOOP.
+const maxLinks = 40
+
+// resolve opens path (O_PATH) as the kernel resolves it for thread tid,
+// whose working directory a relative path starts from: component by
+// component, symlinks followed. The one difference a walk of the init
+// stage's own would make is procfs's "self" and "thread-self", which name
+// whoever looks: wherever the walk meets them in a procfs directory (the
+// path as given, or a symlink's target, as /dev/fd's "/proc/self/fd"),
+// they are taken as /proc/TID and /proc/TID/task/TID, so "/dev/fd/N" and
+// "/proc/self/fd/N" are the thread's descriptor N. The other symlinks of
+// procfs below its root (fd/N, cwd, root, exe) are the kernel's own
+// "magic" links, which lead to the file itself rather than to a name, and
+// the kernel follows them. alive says whether tid is still the thread
+// that called, checked once its working directory is open.
+//
+// What it reaches decides nothing by itself: the caller decides on the
+// inode of the descriptor returned, and connects to that inode.
+func resolve(path string, tid int, alive func() bool) (int, unix.Errno) {
+	if path == "" {
+		return -1, unix.ENOENT
+	}
+	start := "/"
+	if !strings.HasPrefix(path, "/") {
+		start = "/proc/" + strconv.Itoa(tid) + "/cwd"
+	}
+	cur, err := unix.Open(start, unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return -1, errnoOf(err)
+	}
+	if start != "/" && !alive() {
+		unix.Close(cur)
+		return -1, unix.ESRCH
+	}
+	todo := splitPath(path)
+	links := 0
+	for len(todo) > 0 {
+		c := todo[0]
+		todo = todo[1:]
+		if c == "." {
+			continue
+		}
+		if c == "self" || c == "thread-self" {
+			if root, err := procRoot(cur); err != nil {
+				unix.Close(cur)
+				return -1, errnoOf(err)
+			} else if root {
+				t := strconv.Itoa(tid)
+				sub := []string{t}
+				if c == "thread-self" {
+					sub = []string{t, "task", t}
+				}
+				todo = append(sub, todo...)
+				continue
+			}
+		}
+		next, err := unix.Openat(cur, c, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+		if err != nil {
+			unix.Close(cur)
+			return -1, errnoOf(err)
+		}
+		var st unix.Stat_t
+		if err := unix.Fstat(next, &st); err != nil {
+			unix.Close(next)
+			unix.Close(cur)
+			return -1, errnoOf(err)
+		}
+		if st.Mode&unix.S_IFMT == unix.S_IFLNK {
+			unix.Close(next)
+			if links++; links > maxLinks {
+				unix.Close(cur)
+				return -1, unix.ELOOP
+			}
+			magic, err := procBelowRoot(cur)
+			if err != nil {
+				unix.Close(cur)
+				return -1, errnoOf(err)
+			}
+			if magic {
+				next, err = unix.Openat(cur, c, unix.O_PATH|unix.O_CLOEXEC, 0)
+				if err != nil {
+					unix.Close(cur)
+					return -1, errnoOf(err)
+				}
+			} else {
+				target, err := readlinkAt(cur, c)
+				if err != nil {
+					unix.Close(cur)
+					return -1, errnoOf(err)
+				}
+				if target == "" {
+					unix.Close(cur)
+					return -1, unix.ENOENT
+				}
+				if strings.HasPrefix(target, "/") {
+					root, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+					if err != nil {
+						unix.Close(cur)
+						return -1, errnoOf(err)
+					}
+					unix.Close(cur)
+					cur = root
+				}
+				todo = append(splitPath(target), todo...)
+				continue
+			}
+		}
+		unix.Close(cur)
+		cur = next
+	}
+	if strings.HasSuffix(path, "/") {
+		// A trailing slash asks for a directory, as "name/." does.
+		var st unix.Stat_t
+		if err := unix.Fstat(cur, &st); err != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+			unix.Close(cur)
+			return -1, unix.ENOTDIR
+		}
+	}
+	return cur, 0
+}
+
+// splitPath is path's components, empty ones dropped ("a//b/" is a, b);
+// ".." is kept, for the kernel to take (at "/" it stays there).
+func splitPath(path string) []string {
+	var out []string
+	for _, c := range strings.Split(path, "/") {
+		if c != "" {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// procRoot says whether dir is the root of a procfs.
+func procRoot(dir int) (bool, error) {
+	on, err := onProc(dir)
+	if err != nil || !on {
+		return false, err
+	}
+	var st unix.Stat_t
+	if err := unix.Fstat(dir, &st); err != nil {
+		return false, err
+	}
+	return st.Ino == procRootIno, nil
+}
+
+// procBelowRoot says whether dir is a directory of a procfs other than its
+// root, where every symlink is a magic link.
+func procBelowRoot(dir int) (bool, error) {
+	on, err := onProc(dir)
+	if err != nil || !on {
+		return false, err
+	}
+	root, err := procRoot(dir)
+	return !root, err
+}
+
+// procRootIno is the inode number of procfs's root (PROC_ROOT_INO).
+const procRootIno = 1
+
+func onProc(dir int) (bool, error) {
+	var fs unix.Statfs_t
+	if err := unix.Fstatfs(dir, &fs); err != nil {
+		return false, err
+	}
+	return fs.Type == unix.PROC_SUPER_MAGIC, nil
+}
+
+// readlinkAt reads the symlink name in dir.
+func readlinkAt(dir int, name string) (string, error) {
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(dir, name, buf)
+		if err != nil {
+			return "", err
+		}
+		if n < size {
+			return string(buf[:n]), nil
+		}
+		if size >= unix.PathMax {
+			return "", unix.ENAMETOOLONG
+		}
+	}
+}
