@@ -137,7 +137,7 @@ type masking struct {
 	token      string
 }
 
-const maskHosts = "127.0.0.1 localhost\n127.0.0.1 inject.test\n127.0.0.1 other.test\n"
+// maskHosts: main's (mask_helpers_test.go) names these hosts and more.
 
 func startMasking(t *testing.T) *masking {
 	m := &masking{ca: newTestCA(t, "review12 upstream CA", false), token: fmt.Sprintf("real-token-%d-XYZ", os.Getpid())}
