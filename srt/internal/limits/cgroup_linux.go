@@ -1,7 +1,6 @@
 package limits
 
 import (
-	"crypto/rand"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -12,6 +11,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/srt-sandbox/srt/internal/kernrand"
 )
 
 // Leaf is the cgroup v2 leaf of one sandbox: srt starts the sandbox's
@@ -47,7 +48,7 @@ func MakeLeaf(cg *Cgroup, a *Applied) (*Leaf, error) {
 	}
 	sweep(cg.Dir)
 	var r [6]byte
-	rand.Read(r[:])
+	kernrand.Fill(r[:])
 	l := &Leaf{Dir: filepath.Join(cg.Dir, leafPrefix+pid+"-"+hex.EncodeToString(r[:]))}
 	if err := os.Mkdir(l.Dir, 0o755); err != nil {
 		return nil, err
