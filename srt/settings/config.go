@@ -36,6 +36,13 @@ type Config struct {
 	// limit (on a kernel without Landlock) instead of warning.
 	RequireLandlock bool
 
+	// Backend is the sandbox backend (srt's extension): "" or
+	// BackendAuto, BackendBubblewrap or BackendLandlock. AllowWeaker
+	// names what the Landlock backend may go without where the kernel
+	// lacks it (WeakerNames).
+	Backend     string
+	AllowWeaker []string
+
 	// Ignored lists the keys that were accepted but have no effect on Linux
 	// (macOS and Windows settings, and settings of the reference's own helper
 	// programs), as dotted paths, so callers can say so in debug output.

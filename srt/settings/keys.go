@@ -66,6 +66,8 @@ var Keys = []Key{
 	{Path: "enableWeakerNestedSandbox", Example: `true`},
 	{Path: "allowNestedUserNamespaces", Example: `true`},
 	{Path: "requireLandlock", Example: `true`},
+	{Path: "backend", Example: `"bubblewrap"`},
+	{Path: "allowWeaker", Example: `["network"]`},
 	{Path: "enableWeakerNetworkIsolation", Ignored: "macOS only", Example: `true`},
 	{Path: "allowAppleEvents", Ignored: "macOS only", Example: `true`},
 	{Path: "allowPty", Ignored: "macOS only", Example: `true`},

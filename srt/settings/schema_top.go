@@ -24,6 +24,8 @@ func (c *checker) topFields(cfg *Config, root *value) []field {
 		{Name: "enableWeakerNestedSandbox", Check: func(p path, v *value) { cfg.EnableWeakerNestedSandbox, _ = c.Boolean(p, v) }},
 		{Name: "allowNestedUserNamespaces", Check: func(p path, v *value) { cfg.AllowNestedUserNamespaces, _ = c.Boolean(p, v) }},
 		{Name: "requireLandlock", Check: func(p path, v *value) { c.requireLandlock(p, v, cfg, root) }},
+		{Name: "backend", Check: func(p path, v *value) { c.backend(p, v, cfg) }},
+		{Name: "allowWeaker", Check: func(p path, v *value) { c.allowWeaker(p, v, cfg) }},
 		{Name: "enableWeakerNetworkIsolation", Check: func(p path, v *value) { c.Boolean(p, v) }},
 		{Name: "allowAppleEvents", Check: func(p path, v *value) { c.Boolean(p, v) }},
 		{Name: "allowPty", Check: func(p path, v *value) { c.Boolean(p, v) }},

@@ -47,15 +47,16 @@ func run(args []string) int {
 	// One thread does the set-up that is per thread (the session keyring)
 	// and starts the command, which inherits that thread's credentials.
 	runtime.LockOSThread()
-	// kill(-1) below would reach every process the user owns outside a
-	// PID namespace: refuse to run anywhere but as a sandbox's PID 1.
-	if os.Getpid() != 1 {
-		fmt.Fprintf(os.Stderr, "srt: %s is srt's in-sandbox init stage and runs only as PID 1 of a sandbox\n", Flag)
-		return 125
-	}
 	spec, command, err := parseArgs(args)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "srt: init stage: %v\n", err)
+		return 125
+	}
+	// kill(-1) below would reach every process the user owns outside a
+	// PID namespace: refuse to run anywhere but as a sandbox's PID 1,
+	// unless srt started it without namespaces (killAll, nons_linux.go).
+	if err := checkPID1(spec); err != nil {
+		fmt.Fprintf(os.Stderr, "srt: %v\n", err)
 		return 125
 	}
 	if err := checkStdio(!spec.BlockUnixSockets, spec.PassFDs); err != nil {
@@ -134,12 +135,7 @@ func run(args []string) int {
 	// The command is done: end everything it left behind, so that once srt
 	// hears the status no process of the sandbox is left to write anything,
 	// and srt need not wait for the kernel to take the namespaces down.
-	unix.Kill(-1, unix.SIGKILL)
-	for {
-		if _, err := unix.Wait4(-1, nil, 0, nil); err != nil && err != unix.EINTR {
-			break
-		}
-	}
+	killAll()
 	finishObserver()
 	send([]byte{MsgExited, byte(code)}, -1)
 	return code
@@ -199,7 +195,7 @@ func watchControl(pid int, ctl *control) {
 		}
 		ctl.feed(buf[:max(n, 0)], signal, func() {}, connect)
 		if err != nil || n == 0 {
-			unix.Kill(-1, unix.SIGKILL)
+			killAll()
 			os.Exit(128 + int(unix.SIGKILL))
 		}
 	}

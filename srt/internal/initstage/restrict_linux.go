@@ -40,7 +40,11 @@ func restrict(spec Spec) error {
 		}
 		debug("no new session keyring (%v): keyrings are refused already, and the seccomp filter refuses them to the command", errno)
 	}
-	if spec.Landlock {
+	if spec.NoNS.On {
+		if err := restrictNoNS(spec.NoNS); err != nil {
+			return err
+		}
+	} else if spec.Landlock {
 		// No signal scoping: Landlock gives each thread of this process a
 		// domain of its own, so a signal this process forwards from another
 		// thread than the one that started the command would be refused;
@@ -78,6 +82,9 @@ func restrict(spec Spec) error {
 			return err
 		}
 		if err := seccomp.Install(prog); err != nil {
+			return err
+		}
+		if err := installNoNSFilter(arch, spec.NoNS); err != nil {
 			return err
 		}
 		if err := supervise(arch, spec); err != nil {

@@ -132,6 +132,8 @@ type Spec struct {
 	// and then execs the command, so that the init stage's own threads
 	// and descriptors stay outside the bounds (package limits).
 	Rlimits []Rlimit
+	// NoNS is the Landlock backend's mode: no namespaces (nons.go).
+	NoNS NoNS
 }
 
 // Rlimit is one resource limit: Name is one of RlimitNames.
@@ -269,6 +271,7 @@ func Args(s Spec, command []string) []string {
 	for _, r := range s.Rlimits {
 		a = append(a, "-rlimit", r.String())
 	}
+	a = append(a, s.NoNS.args()...)
 	a = append(a, "--")
 	return append(a, command...)
 }
@@ -374,7 +377,14 @@ func parseArgs(args []string) (Spec, []string, error) {
 			}
 			return s, args[i+1:], nil
 		default:
-			return s, nil, errors.New("unknown option " + strconv.Quote(args[i]))
+			n, err := s.NoNS.parse(args, i)
+			if err != nil {
+				return s, nil, err
+			}
+			if n == 0 {
+				return s, nil, errors.New("unknown option " + strconv.Quote(args[i]))
+			}
+			i += n - 1
 		}
 	}
 	return s, nil, errors.New("no command")

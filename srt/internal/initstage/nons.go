@@ -1,0 +1,151 @@
+package initstage
+
+import (
+	"bytes"
+	"errors"
+	"path/filepath"
+	"strconv"
+)
+
+// NoNS is what the init stage applies when it runs as srt's child, with
+// no namespace at all (the Landlock backend, docs/architecture.md): not
+// as PID 1 of a sandbox, so it never kills by -1, and every rule that a
+// mount or a namespace would make is Landlock's or seccomp's.
+type NoNS struct {
+	// On selects the mode.
+	On bool
+	// GrantsFD is a descriptor holding the filesystem grants
+	// (EncodeGrants): Landlock's, computed by srt (package llrules).
+	GrantsFD int
+	// Reads restricts reads to the grants.
+	Reads bool
+	// Net restricts TCP to ConnectPorts and BindPorts (Landlock ABI 4).
+	Net          bool
+	ConnectPorts []int
+	BindPorts    []int
+	// ScopeSignals refuses signals to processes outside the sandbox
+	// (Landlock ABI 6).
+	ScopeSignals bool
+	// InetTCPOnly refuses, by seccomp, every socket but TCP (UDP, raw,
+	// packet, ...): no network namespace keeps them in.
+	InetTCPOnly bool
+}
+
+// Grant rights, as EncodeGrants writes them (landlock.Rights' values).
+const (
+	GrantRead  byte = 1
+	GrantList  byte = 2
+	GrantWrite byte = 4
+)
+
+// Grant is one Landlock grant for the init stage.
+type Grant struct {
+	Path   string
+	Rights byte
+}
+
+// EncodeGrants lays grants out as the init stage reads them: per grant a
+// rights byte, the path, a NUL.
+func EncodeGrants(gs []Grant) []byte {
+	var b bytes.Buffer
+	for _, g := range gs {
+		b.WriteByte(g.Rights)
+		b.WriteString(g.Path)
+		b.WriteByte(0)
+	}
+	return b.Bytes()
+}
+
+// DecodeGrants reads what EncodeGrants wrote.
+func DecodeGrants(data []byte) ([]Grant, error) {
+	if len(data) > maxRulesSize {
+		return nil, errors.New("landlock grants: bad size")
+	}
+	var out []Grant
+	for rest := data; len(rest) > 0; {
+		end := bytes.IndexByte(rest, 0)
+		if end < 2 || rest[0] == 0 || rest[0]&^(GrantRead|GrantList|GrantWrite) != 0 || rest[1] != '/' {
+			return nil, errors.New("landlock grants: bad entry")
+		}
+		out = append(out, Grant{Rights: rest[0], Path: filepath.Clean(string(rest[1:end]))})
+		rest = rest[end+1:]
+	}
+	return out, nil
+}
+
+// args are n's words of the init stage's argv.
+func (n NoNS) args() []string {
+	if !n.On {
+		return nil
+	}
+	a := []string{"-no-namespaces"}
+	if n.GrantsFD > 0 {
+		a = append(a, "-grants-fd", strconv.Itoa(n.GrantsFD))
+	}
+	if n.Reads {
+		a = append(a, "-grant-reads")
+	}
+	if n.Net {
+		a = append(a, "-tcp-rules")
+	}
+	for _, p := range n.ConnectPorts {
+		a = append(a, "-tcp-connect", strconv.Itoa(p))
+	}
+	for _, p := range n.BindPorts {
+		a = append(a, "-tcp-bind", strconv.Itoa(p))
+	}
+	if n.ScopeSignals {
+		a = append(a, "-scope-signals")
+	}
+	if n.InetTCPOnly {
+		a = append(a, "-tcp-only")
+	}
+	return a
+}
+
+// parse reads one of n's words at args[i]; it returns how many words it
+// took (0: not one of n's).
+func (n *NoNS) parse(args []string, i int) (int, error) {
+	value := func() (int, error) {
+		if i+1 == len(args) {
+			return 0, errors.New(args[i] + " needs a value")
+		}
+		v, err := strconv.Atoi(args[i+1])
+		if err != nil || v < 0 || v > 65535 {
+			return 0, errors.New("bad " + args[i] + " " + strconv.Quote(args[i+1]))
+		}
+		return v, nil
+	}
+	switch args[i] {
+	case "-no-namespaces":
+		n.On = true
+	case "-grant-reads":
+		n.Reads = true
+	case "-tcp-rules":
+		n.Net = true
+	case "-scope-signals":
+		n.ScopeSignals = true
+	case "-tcp-only":
+		n.InetTCPOnly = true
+	case "-grants-fd", "-tcp-connect", "-tcp-bind":
+		v, err := value()
+		if err != nil {
+			return 0, err
+		}
+		switch args[i] {
+		case "-grants-fd":
+			if v < 3 {
+				return 0, errors.New("bad -grants-fd " + strconv.Quote(args[i+1]))
+			}
+			n.GrantsFD = v
+		case "-tcp-connect":
+			n.ConnectPorts = append(n.ConnectPorts, v)
+		default:
+			n.BindPorts = append(n.BindPorts, v)
+		}
+		return 2, nil
+	default:
+		return 0, nil
+	}
+	return 1, nil
+}

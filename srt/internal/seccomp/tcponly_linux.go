@@ -1,0 +1,53 @@
+package seccomp
+
+import (
+	"fmt"
+
+	"golang.org/x/sys/unix"
+)
+
+// The sockets a sandbox without a network namespace (the Landlock backend)
+// may make: Landlock's network rules cover TCP alone, so every other
+// socket that reaches a network is refused here. Each table holds one rule
+// on socket(2), and a program holds one rule per system call: the tables
+// are separate programs, stacked (the kernel applies every filter, and the
+// strictest answer wins).
+var tcpOnlyTables = [][]rule{
+	// Families: Unix sockets (filter 1 decides them), IP and netlink (whose
+	// route queries getaddrinfo and ip make; changes need CAP_NET_ADMIN).
+	// Packet, vsock, Bluetooth, CAN, ... are refused, and so is any family
+	// a later kernel adds.
+	{{syscall: "socket", args: []argTest{{index: 0, noneOf: []uint32{unix.AF_UNIX, unix.AF_INET, unix.AF_INET6, unix.AF_NETLINK}}}, errno: unix.EPERM}},
+	// IP sockets are streams: no UDP (DNS, QUIC, a datagram to anywhere),
+	// no ICMP, no raw and no SCTP seqpacket.
+	{{syscall: "socket", args: []argTest{
+		{index: 0, anyOf: []uint32{unix.AF_INET, unix.AF_INET6}},
+		{index: 1, bits: sockTypeMask, noneOf: []uint32{unix.SOCK_STREAM}},
+	}, errno: unix.EPERM}},
+	// ... of TCP: protocol 0 or IPPROTO_TCP; MPTCP and SCTP streams are
+	// refused, which Landlock's TCP rules may not cover.
+	{{syscall: "socket", args: []argTest{
+		{index: 0, anyOf: []uint32{unix.AF_INET, unix.AF_INET6}},
+		{index: 2, noneOf: []uint32{0, unix.IPPROTO_TCP}},
+	}, errno: unix.EPERM}},
+}
+
+// BuildTCPOnly returns the programs that leave a sandbox without a network
+// namespace only TCP among its network sockets; install each (Install).
+// io_uring, which makes sockets no filter sees, is refused by Build's
+// programs whenever a socket rule applies (Options.BlockUnixSockets or
+// SuperviseUnixSockets or BlockSetID: srt always sets BlockSetID).
+func BuildTCPOnly(a Arch) ([][]unix.SockFilter, error) {
+	if a.audit == 0 {
+		return nil, fmt.Errorf("seccomp: build: unsupported architecture")
+	}
+	var progs [][]unix.SockFilter
+	for _, t := range tcpOnlyTables {
+		p, err := compile(a, t)
+		if err != nil {
+			return nil, fmt.Errorf("seccomp: build %s: %w", a, err)
+		}
+		progs = append(progs, p)
+	}
+	return progs, nil
+}
