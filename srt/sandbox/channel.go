@@ -217,6 +217,7 @@ func (c *Cmd) Release() error {
 		if c.ns != nil {
 			c.ns.Close()
 		}
+		c.releaseLandlock()
 		if c.claim != nil {
 			err = c.claim.Release()
 		}

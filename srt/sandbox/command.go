@@ -188,6 +188,9 @@ type Cmd struct {
 	maskKey *string
 	// limits are the command's limits (limits.go).
 	limits *limitRun
+	// ll is the Landlock backend's part of the command (nil under
+	// bubblewrap): backend_landlock.go.
+	ll *landlockRun
 }
 
 // Command wraps a shell command string. The command runs with the
@@ -228,6 +231,9 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	applied, cgroup, err := m.sandboxLimits(cfg.Limits)
 	if err != nil {
 		return nil, err
+	}
+	if m.backend == settings.BackendLandlock {
+		return m.landlockCommand(ctx, command, &o, cfg, filepath.Clean(home), applied, cgroup)
 	}
 
 	c = &Cmd{}
@@ -343,26 +349,8 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		fmt.Fprintln(m.opts.Warnings, "srt: warning: enableWeakerNestedSandbox is on: the sandbox sees the host's /proc (every host process and its /proc files) and may create user namespaces; use it only where a fresh /proc cannot be mounted")
 	}
 
-	if len(p.Placeholders) > 0 {
-		reg, err := m.registry()
-		if err != nil {
-			return nil, err
-		}
-		wants := make([]placeholders.Want, len(p.Placeholders))
-		for i, ph := range p.Placeholders {
-			wants[i] = placeholders.Want{Path: ph.Path, Dir: ph.Dir, Content: ph.Content}
-		}
-		if c.claim, err = reg.Acquire(wants); err != nil {
-			return nil, fmt.Errorf("sandbox: %w", err)
-		}
-		if len(c.claim.Missing) > 0 {
-			p.DropPlaceholders(c.claim.Missing)
-		}
-		for _, ph := range p.Placeholders {
-			if dev, ino, ok := c.claim.Identity(ph.Path); ok {
-				p.SetID(ph.Path, plan.FileID{Dev: dev, Ino: ino})
-			}
-		}
+	if err := c.claimPlaceholders(m, p); err != nil {
+		return nil, err
 	}
 	if err := c.openChannel(run.init); err != nil {
 		return nil, err
@@ -659,4 +647,31 @@ func memFile(name string, data []byte) (*os.File, error) {
 		return nil, err
 	}
 	return f, nil
+}
+
+// claimPlaceholders makes the plan's placeholders (shared with the runs
+// that need them too) and records their identities in the plan.
+func (c *Cmd) claimPlaceholders(m *Manager, p *plan.Plan) error {
+	if len(p.Placeholders) > 0 {
+		reg, err := m.registry()
+		if err != nil {
+			return err
+		}
+		wants := make([]placeholders.Want, len(p.Placeholders))
+		for i, ph := range p.Placeholders {
+			wants[i] = placeholders.Want{Path: ph.Path, Dir: ph.Dir, Content: ph.Content}
+		}
+		if c.claim, err = reg.Acquire(wants); err != nil {
+			return fmt.Errorf("sandbox: %w", err)
+		}
+		if len(c.claim.Missing) > 0 {
+			p.DropPlaceholders(c.claim.Missing)
+		}
+		for _, ph := range p.Placeholders {
+			if dev, ino, ok := c.claim.Identity(ph.Path); ok {
+				p.SetID(ph.Path, plan.FileID{Dev: dev, Ino: ino})
+			}
+		}
+	}
+	return nil
 }

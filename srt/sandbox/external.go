@@ -29,13 +29,13 @@ func (e externalPorts) ownProxy() bool { return e.http == 0 || e.socks == 0 }
 
 // handOver gives the egress a sandbox's listening sockets: those of a
 // relayed port as relays, the others to srt's own proxy.
-func (e externalPorts) handOver(eg *egress.Egress, id string, files []*os.File) error {
+func (e externalPorts) handOver(eg *egress.Egress, id string, files []*os.File, ports proxyPorts) error {
 	var own, http, socks []*os.File
 	for _, f := range files {
 		switch port := localPort(f); {
-		case port == httpProxyPort && e.http != 0:
+		case port == ports.http && e.http != 0:
 			http = append(http, f)
-		case port == socksProxyPort && e.socks != 0:
+		case port == ports.socks && e.socks != 0:
 			socks = append(socks, f)
 		default:
 			own = append(own, f)

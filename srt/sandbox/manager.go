@@ -89,6 +89,8 @@ type Manager struct {
 	initExe, initFix string
 	// kernel is what the running kernel gives (seccomp, Landlock).
 	kernel kernelLayers
+	// backend is settings.BackendBubblewrap or settings.BackendLandlock.
+	backend string
 
 	net        network
 	netTools   netTools
@@ -145,21 +147,18 @@ func New(cfg *settings.Config, opts Options) (*Manager, error) {
 			p.Release()
 		}
 	}()
-	info, err := bwrap.Find(cfg.BwrapPath)
+	kernel := probeKernel()
+	// The backend: bubblewrap, found and checked, unless the settings
+	// ask for Landlock, or ask for either and user namespaces cannot be
+	// made here (backend_landlock.go).
+	be, err := chooseBackend(cfg, kernel)
 	if err != nil {
 		return nil, err
 	}
-	bwrapFix := bwrapFix(cfg.BwrapPath)
-	if _, err := (hostProgram{"bwrap", info.Path, bwrapFix}).resolve(); err != nil {
-		return nil, err
-	}
-	if err := bwrap.CheckEnvironment(); err != nil {
-		return nil, err
-	}
+	info, bwrapFix := be.bwrap, bwrapFix(cfg.BwrapPath)
 	if err := checkArch(cfg); err != nil {
 		return nil, err
 	}
-	kernel := probeKernel()
 	if err := checkLayers(cfg, kernel, os.Getuid()); err != nil {
 		return nil, err
 	}
@@ -179,7 +178,10 @@ func New(cfg *settings.Config, opts Options) (*Manager, error) {
 		initExe, initFix = findInit(), fixBeside
 	}
 	opts.Logger.Debug("sandbox ready", "bwrap", info.Path, "init", initExe)
-	m := &Manager{opts: opts, bwrap: info, bwrapFix: bwrapFix, shell: shell, cfg: cfg, initExe: initExe, initFix: initFix, kernel: kernel}
+	m := &Manager{opts: opts, bwrap: info, bwrapFix: bwrapFix, shell: shell, cfg: cfg, initExe: initExe, initFix: initFix, kernel: kernel, backend: be.name}
+	if be.announce != "" {
+		fmt.Fprintf(opts.Warnings, "srt: warning: %s\n", be.announce)
+	}
 	made := cfg.Network
 	m.net.made = &made
 	m.net.ext = externalOf(&made)

@@ -317,7 +317,7 @@ func (m *Manager) serveListeners(c *Cmd, id string) {
 		fmt.Fprintf(m.opts.Warnings, "srt: the network proxy could not start, so the sandbox has no network: %v\n", err)
 		return
 	}
-	if err := m.net.ext.handOver(eg, id, ns.Proxy); err != nil {
+	if err := m.net.ext.handOver(eg, id, ns.Proxy, c.proxyPorts()); err != nil {
 		fmt.Fprintf(m.opts.Warnings, "srt: the network proxy could not take the sandbox's listeners: %v\n", err)
 		return
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/srt-sandbox/srt/internal/bwrap"
 	"github.com/srt-sandbox/srt/internal/hostexec"
 	"github.com/srt-sandbox/srt/internal/plan"
+	"github.com/srt-sandbox/srt/settings"
 )
 
 // The fixes the refusals of a program suggest, by how it was found.
@@ -41,10 +42,13 @@ func (h hostProgram) resolve() (*hostexec.Program, error) {
 // (/proc/self/exe): srt runs the file it is already running, whatever is
 // at its path now. The network's programs are left out once they run.
 func (m *Manager) programs() []hostProgram {
-	out := []hostProgram{{"bwrap", m.bwrap.Path, m.bwrapFix}}
-	// The network namespace's program: it runs outside every sandbox.
-	if t := m.tools(); t.err == nil {
-		out = append(out, hostProgram{"nsenter", t.nsenter, fixNsenter})
+	var out []hostProgram
+	if m.backend != settings.BackendLandlock {
+		out = append(out, hostProgram{"bwrap", m.bwrap.Path, m.bwrapFix})
+		// The network namespace's program: it runs outside every sandbox.
+		if t := m.tools(); t.err == nil {
+			out = append(out, hostProgram{"nsenter", t.nsenter, fixNsenter})
+		}
 	}
 	if m.initExe != "/proc/self/exe" {
 		out = append(out, hostProgram{"srt-init", m.initExe, m.initFix})
@@ -73,7 +77,10 @@ type checked struct{ bwrap, init, nsenter string }
 // (docs/security.md), and only ownership and modes are checked. Then it
 // checks bubblewrap's version, once per binary.
 func (m *Manager) checkPrograms(p *plan.Plan, everything bool) (checked, error) {
-	run := checked{init: m.initExe, nsenter: m.tools().nsenter}
+	run := checked{init: m.initExe}
+	if m.backend != settings.BackendLandlock {
+		run.nsenter = m.tools().nsenter
+	}
 	for _, h := range m.programs() {
 		prog, err := h.resolve()
 		if err == nil && !everything {
@@ -88,6 +95,9 @@ func (m *Manager) checkPrograms(p *plan.Plan, everything bool) (checked, error) 
 		case "srt-init":
 			run.init = prog.Real
 		}
+	}
+	if run.bwrap == "" {
+		return run, nil // the Landlock backend runs no bubblewrap
 	}
 	m.bwrapMu.Lock()
 	defer m.bwrapMu.Unlock()

@@ -61,6 +61,8 @@ func newApp(stdout, stderr io.Writer, status *int, sigs *signals) *cli.App {
 			&cli.StringSliceFlag{Name: "pass-fd", Usage: "give the command descriptor `FD` (3 to 8) at the same number; repeatable"},
 			&cli.StringFlag{Name: "violations-fd", Usage: "write every violation as a JSON line to descriptor `FD` (>= 3)"},
 			&cli.BoolFlag{Name: "show-violations", Usage: "append the command's <sandbox_violations> block to stderr when it exits"},
+			&cli.StringFlag{Name: "backend", Usage: "the sandbox `BACKEND`: auto (bubblewrap where user namespaces can be made, else landlock), bubblewrap or landlock (weaker: no namespaces); overrides the settings' backend"},
+			&cli.StringSliceFlag{Name: "allow-weaker", Usage: "let the Landlock backend run without `NAME` (truncate, network, device-ioctl, signals) where the kernel lacks it; repeatable, or comma-separated"},
 			&cli.BoolFlag{Name: "report-filesystem-violations", Usage: "record the writes the filesystem rules refuse and the opens of paths they hide as violations (costs each write a round trip)"},
 		},
 		ExitErrHandler: func(*cli.Context, error) {},
@@ -164,6 +166,10 @@ func runCommand(ctx *cli.Context, stderr io.Writer, signals *signals) (int, erro
 	}
 	if !found {
 		log.Debug(fmt.Sprintf("No config found at %s, using default config", path))
+	}
+
+	if err := applyBackendFlags(ctx, cfg); err != nil {
+		return exitFailure, usageError{err.Error()}
 	}
 
 	var ctlFD int

@@ -177,6 +177,13 @@ func (n *Namespace) why() string {
 	return "network namespace helper: no answer"
 }
 
+// HostListeners is a sandbox's network without a namespace (srt's
+// Landlock backend): the proxies' listening sockets, which srt made on
+// the host's loopback, and nothing else. Close closes them.
+func HostListeners(proxy []*os.File) *Namespace {
+	return &Namespace{Proxy: proxy}
+}
+
 // CloseSockets closes srt's copies of the listening sockets (once they
 // are handed over, or cannot be): with no copy left, a connection made
 // inside is refused at once instead of waiting in a backlog nobody
@@ -191,8 +198,10 @@ func (n *Namespace) CloseSockets() {
 // it still runs.
 func (n *Namespace) Close() {
 	n.closeOnce.Do(func() {
-		n.channel.Close()
-		n.cmd.Process.Kill() // an error only says it has exited
+		if n.cmd != nil {
+			n.channel.Close()
+			n.cmd.Process.Kill() // an error only says it has exited
+		}
 		closeAll(n.Proxy)
 		closeAll(n.Capture)
 		closeAll(n.DNS)

@@ -1,0 +1,502 @@
+package sandbox
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/srt-sandbox/decider/srtlink"
+	"github.com/srt-sandbox/srt/internal/bwrap"
+	"github.com/srt-sandbox/srt/internal/fsview"
+	"github.com/srt-sandbox/srt/internal/initstage"
+	"github.com/srt-sandbox/srt/internal/limits"
+	"github.com/srt-sandbox/srt/internal/llrules"
+	"github.com/srt-sandbox/srt/internal/netns"
+	"github.com/srt-sandbox/srt/internal/placeholders"
+	"github.com/srt-sandbox/srt/internal/plan"
+	"github.com/srt-sandbox/srt/settings"
+)
+
+// The Landlock backend runs the init stage as srt's own child, with no
+// bubblewrap and no namespace: the filesystem rules become Landlock
+// grants (package llrules), the network is TCP to srt-proxy's ports on
+// the host's loopback (Landlock's TCP rules, and seccomp refusing every
+// other socket), and the init stage drops a root caller's capabilities.
+// docs/architecture.md describes it, docs/security.md lists what it
+// cannot do that bubblewrap does.
+
+// weakerSummary is what the announcement says the backend lacks.
+const weakerSummary = "no mount, PID, IPC or network namespace: the command sees the host's processes and their /proc files, may connect to srt-proxy's ports on any address (Landlock's TCP rules know ports, not addresses), gets no network at all outside the proxy variables (no transparent capture, no UDP), and cannot create entries in a directory that holds a write-protected path (docs/security.md, \"The Landlock backend\")"
+
+// backendChoice is the backend New settled on.
+type backendChoice struct {
+	name     string
+	bwrap    bwrap.Info // bubblewrap's, found and checked
+	announce string     // the one warning line, "" under bubblewrap
+}
+
+// chooseBackend picks the backend cfg asks for on this machine: Landlock
+// when asked by name, or under "auto" when user namespaces cannot be made
+// here; bubblewrap otherwise. The Landlock backend is checked against the
+// kernel (checkLandlockKernel): it refuses what it cannot enforce.
+func chooseBackend(cfg *settings.Config, k kernelLayers) (backendChoice, error) {
+	name := cfg.Backend
+	if name == "" {
+		name = settings.BackendAuto
+	}
+	var why string
+	if name != settings.BackendLandlock {
+		info, err := bwrap.Find(cfg.BwrapPath)
+		if err != nil {
+			return backendChoice{}, err
+		}
+		if _, err := (hostProgram{"bwrap", info.Path, bwrapFix(cfg.BwrapPath)}).resolve(); err != nil {
+			return backendChoice{}, err
+		}
+		err = bwrap.CheckEnvironment()
+		if err == nil && name == settings.BackendAuto {
+			err = userNamespacesWork(info)
+		}
+		switch {
+		case err == nil:
+			return backendChoice{name: settings.BackendBubblewrap, bwrap: info}, nil
+		case name == settings.BackendBubblewrap:
+			return backendChoice{}, err
+		}
+		why = strings.TrimSuffix(err.Error(), ": "+bwrap.ErrCannotSandbox.Error())
+	}
+	weak, err := checkLandlockKernel(cfg, k)
+	if err != nil {
+		if why != "" {
+			return backendChoice{}, fmt.Errorf("%s, and srt's Landlock backend cannot run either: %w", why, err)
+		}
+		return backendChoice{}, err
+	}
+	announce := "srt runs the command under its Landlock backend (backend \"landlock\"), weaker than bubblewrap's: " + weakerSummary
+	if why != "" {
+		announce = "bubblewrap cannot make a sandbox here (" + why + "), so " + announce
+	}
+	for _, w := range weak {
+		announce += fmt.Sprintf("; allowWeaker %q: this kernel's Landlock lacks it, so the command may %s", w.Name, w.What)
+	}
+	return backendChoice{name: settings.BackendLandlock, announce: announce}, nil
+}
+
+// userNamespacesWork says whether a user namespace can be made from here,
+// where a seccomp filter (a container's profile, an outer srt sandbox) or
+// AppArmor's restriction may refuse one although the sysctls allow it.
+// Where neither applies it runs nothing: the common case stays free.
+func userNamespacesWork(info bwrap.Info) error {
+	filtered := false
+	if data, err := os.ReadFile("/proc/self/status"); err == nil {
+		for _, l := range strings.Split(string(data), "\n") {
+			if v, ok := strings.CutPrefix(l, "Seccomp:"); ok && strings.TrimSpace(v) != "0" {
+				filtered = true
+			}
+		}
+	}
+	apparmor := false
+	if os.Geteuid() != 0 && !info.Setuid {
+		if data, err := os.ReadFile("/proc/sys/kernel/apparmor_restrict_unprivileged_userns"); err == nil && strings.TrimSpace(string(data)) == "1" {
+			apparmor = true
+		}
+	}
+	if !filtered && !apparmor {
+		return nil
+	}
+	if apparmor {
+		// Only bubblewrap itself tells whether its profile lets it.
+		return bwrap.Diagnose(info)
+	}
+	truePath, err := exec.LookPath("true")
+	if err != nil {
+		return nil // nothing to probe with: bubblewrap will say
+	}
+	cmd := exec.Command(truePath)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Cloneflags: unix.CLONE_NEWUSER}
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("this process may not create user namespaces (%v: a container's seccomp profile, or srt already inside a sandbox): %w", err, bwrap.ErrCannotSandbox)
+	}
+	return nil
+}
+
+// checkLandlockKernel refuses to run the Landlock backend where the kernel
+// lacks what a rule needs, unless allowWeaker names that rule; it returns
+// the rules the command goes without.
+func checkLandlockKernel(cfg *settings.Config, k kernelLayers) ([]settings.Weaker, error) {
+	if k.landlockABI == 0 {
+		return nil, fmt.Errorf("srt's Landlock backend needs Landlock, and this kernel has none (%v): %s; no allowWeaker name runs it without: %w", k.landlockErr, landlockHint(k.landlockErr), ErrCannotSandbox)
+	}
+	if k.seccompArch == "" {
+		return nil, fmt.Errorf("srt's Landlock backend needs seccomp filters (UDP and raw sockets, namespaces), and srt has none for this architecture: %w", ErrCannotSandbox)
+	}
+	if k.seccompErr != nil {
+		return nil, fmt.Errorf("%w; srt's Landlock backend needs seccomp filters: %w", k.seccompErr, ErrCannotSandbox)
+	}
+	allowed := map[string]bool{}
+	for _, n := range cfg.AllowWeaker {
+		allowed[n] = true
+	}
+	var weak []settings.Weaker
+	for _, w := range settings.WeakerNames {
+		if k.landlockABI >= w.ABI {
+			continue
+		}
+		if !allowed[w.Name] {
+			return nil, fmt.Errorf("srt's Landlock backend enforces %q with Landlock ABI %d, and this kernel has ABI %d: without it the command could %s; use a newer kernel, or run without it by name: srt --allow-weaker=%s (or \"allowWeaker\": [%q] in the settings): %w",
+				w.Name, w.ABI, k.landlockABI, w.What, w.Name, w.Name, ErrCannotSandbox)
+		}
+		weak = append(weak, w)
+	}
+	return weak, nil
+}
+
+// landlockRun is the Landlock backend's part of a command.
+type landlockRun struct {
+	tmpDir string // the private TMPDIR, removed by Release
+	ports  proxyPorts
+}
+
+// proxyPorts are the ports of a sandbox's HTTP and SOCKS proxies.
+type proxyPorts struct{ http, socks int }
+
+// proxyPorts are the command's: the fixed ones inside a network
+// namespace, those srt chose on the host's loopback without one.
+func (c *Cmd) proxyPorts() proxyPorts {
+	if c.ll != nil {
+		return c.ll.ports
+	}
+	return proxyPorts{httpProxyPort, socksProxyPort}
+}
+
+// hostListeners listens for the proxies on the host's loopback, on a port
+// chosen per run, on 127.0.0.1 and, where the host has it, on the same
+// port of ::1 (so that no other program takes the port there and sees the
+// credentials of a client that tries "localhost" on ::1 first).
+func hostListeners() ([]*os.File, proxyPorts, error) {
+	var files []*os.File
+	fail := func(err error) ([]*os.File, proxyPorts, error) {
+		for _, f := range files {
+			f.Close()
+		}
+		return nil, proxyPorts{}, fmt.Errorf("sandbox: the proxies' ports on the host's loopback: %w", err)
+	}
+	var ports [2]int
+	for i := range ports {
+		var err error
+		for try := 0; try < 32; try++ {
+			var got []*os.File
+			got, ports[i], err = listenLoopbackPair()
+			if err == nil {
+				files = append(files, got...)
+				break
+			}
+			if !errors.Is(err, unix.EADDRINUSE) {
+				break
+			}
+		}
+		if err != nil {
+			return fail(err)
+		}
+	}
+	return files, proxyPorts{ports[0], ports[1]}, nil
+}
+
+// listenLoopbackPair listens on 127.0.0.1 on a free port, then on ::1 on
+// the same port.
+func listenLoopbackPair() ([]*os.File, int, error) {
+	v4, port, err := listenTCP(unix.AF_INET, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}})
+	if err != nil {
+		return nil, 0, err
+	}
+	v6, _, err := listenTCP(unix.AF_INET6, &unix.SockaddrInet6{Addr: [16]byte{15: 1}, Port: port})
+	switch {
+	case err == nil:
+		return []*os.File{v4, v6}, port, nil
+	case errors.Is(err, unix.EADDRNOTAVAIL) || errors.Is(err, unix.EAFNOSUPPORT):
+		return []*os.File{v4}, port, nil // no ::1 on this host
+	}
+	v4.Close()
+	return nil, 0, err
+}
+
+func listenTCP(family int, sa unix.Sockaddr) (*os.File, int, error) {
+	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return nil, 0, err
+	}
+	if family == unix.AF_INET6 {
+		unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1)
+	}
+	if err := unix.Bind(fd, sa); err != nil {
+		unix.Close(fd)
+		return nil, 0, err
+	}
+	if err := unix.Listen(fd, 4096); err != nil {
+		unix.Close(fd)
+		return nil, 0, err
+	}
+	f := os.NewFile(uintptr(fd), "srt-proxy-listener")
+	return f, localPort(f), nil
+}
+
+// landlockCommand is Command under the Landlock backend.
+func (m *Manager) landlockCommand(ctx context.Context, command string, o *commandOptions, cfg *settings.Config, home string, applied *limits.Applied, cgroup *limits.Cgroup) (c *Cmd, err error) {
+	c = &Cmd{ll: &landlockRun{}}
+	made := c
+	defer func() {
+		if err != nil {
+			made.Release()
+		}
+	}()
+	key := o.id
+	if key == "" {
+		key = command
+	}
+	m.net.mu.Lock()
+	own := m.net.lists[o.id]
+	m.net.mu.Unlock()
+	c.loopAddrs, c.loopback = loopbackEntries(cfg.Network.AllowedDomains, own)
+	proxyFiles, ports, err := hostListeners()
+	if err != nil {
+		return nil, err
+	}
+	c.ns, c.user, c.ll.ports = netns.HostListeners(proxyFiles), srtlink.UserFor(key), ports
+	m.sweepIfNeeded()
+	text := o.text
+	if text == "" {
+		text = command
+	}
+	m.net.remember(srtlink.KeyLabel(key), text)
+	masks, err := m.commandMasks(cfg, o.env, home, filepath.Clean(o.dir), newToken()[:16])
+	if err != nil {
+		return nil, err
+	}
+	o.env, cfg = masks.env, masks.config(cfg)
+	stateDir, err := placeholders.StateDir()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	// The private TMPDIR: a directory of srt's own, which only this
+	// command may write, and which Release removes.
+	if c.ll.tmpDir, err = os.MkdirTemp(stateDir, "tmp-"); err != nil {
+		return nil, fmt.Errorf("sandbox: the command's TMPDIR: %w", err)
+	}
+	if err := os.Chmod(c.ll.tmpDir, 0o700); err != nil {
+		return nil, fmt.Errorf("sandbox: the command's TMPDIR: %w", err)
+	}
+	proxy := m.proxyPlan(key)
+	proxy.HTTPPort, proxy.SOCKSPort = ports.http, ports.socks
+	in := plan.Input{
+		Config: cfg, FS: fsview.OS{}, Cwd: filepath.Clean(o.dir), Home: home, UID: os.Getuid(), TmpDir: c.ll.tmpDir,
+		Env: o.env, Command: []string{m.shell, "-c", command},
+		Proxy: proxy, Helpers: []string{m.net.helper}, StateDir: stateDir,
+		SettingsFiles: m.settingsFiles(home), MaskedFiles: masks.order,
+	}
+	p, run, err := m.plan(&in)
+	if err != nil {
+		return nil, err
+	}
+	if cfg.Network.TLSTerminate != nil && m.net.ext.http == 0 && in.TrustBundle == "" {
+		if _, err := m.egress(); err != nil {
+			return nil, err
+		}
+		if m.net.trust.Load() != nil {
+			if p, run, err = m.plan(&in); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if cfg.Network.MitmProxy != nil {
+		if _, err := m.egress(); err != nil {
+			return nil, err
+		}
+	}
+	c.plan = p
+	m.debugf("plan:\n%s", p)
+	for _, w := range p.Warnings {
+		m.warnOnce(w)
+	}
+	for _, mf := range p.MaskedFiles {
+		m.warnOnce(fmt.Sprintf("the Landlock backend cannot show the masked copy of %s in its place (credentials.files, mode \"mask\"): the file is unreadable in the sandbox instead", mf.Path))
+	}
+	if err := c.claimPlaceholders(m, p); err != nil {
+		return nil, err
+	}
+	if err := c.openChannel(run.init); err != nil {
+		return nil, err
+	}
+	rules, reads := landlockRules(p, c.ll.tmpDir, cfg)
+	grants, err := landlockGrants(rules, reads, cfg.Filesystem.Disabled)
+	if err != nil {
+		return nil, err
+	}
+	data := initstage.EncodeGrants(grants)
+	grantsFile, err := memFile("srt-landlock-grants", data)
+	if err != nil {
+		return nil, err
+	}
+	c.childEnds = append(c.childEnds, grantsFile)
+	next := initstage.ExeFD + 2 // after the channel, the executable and the grants
+
+	spec := p.Init
+	spec.Landlock, spec.LandlockScopeOnly, spec.WritePaths = false, false, nil
+	spec.CheckMounts, spec.HostDevs, spec.Writable = false, nil, nil
+	spec.WaitNetwork, spec.WatchListeners, spec.IgnorePorts = false, false, nil
+	spec.DevNullFD = o.nullFD
+	connect := []int{ports.http, ports.socks}
+	for _, ap := range c.loopAddrs {
+		connect = append(connect, int(ap.Port()))
+	}
+	spec.NoNS = initstage.NoNS{On: true, GrantsFD: next - 1, Reads: reads, Net: m.kernel.landlockABI >= 4,
+		ConnectPorts: connect, BindPorts: cfg.Network.ExposeLoopbackPorts,
+		ScopeSignals: m.kernel.landlockABI >= 6, InetTCPOnly: true}
+	extra := append([]*os.File(nil), c.childEnds...)
+	if o.reportFS(m.opts) {
+		r := p.ObserveRules()
+		var f *os.File
+		if f, err = memFile("srt-fs-rules", r.Encode()); err != nil {
+			return nil, err
+		}
+		spec.ObserveFD, spec.ObserveReads = next, r.Hides()
+		next++
+		c.childEnds = append(c.childEnds, f)
+		extra = append(extra, f)
+	}
+	for i, pf := range o.pass {
+		spec.PassFDs = append(spec.PassFDs, initstage.PassFD{From: next + i, To: pf.n})
+		c.pass = append(c.pass, pf)
+		extra = append(extra, pf.f)
+	}
+	spec.Rlimits = applied.Rlimits
+	p.Init = spec
+	m.debugf("%s", applied.Describe())
+
+	cmd := exec.CommandContext(ctx, run.init, initstage.Args(spec, p.Command)...)
+	cmd.Dir = o.dir
+	cmd.Env = applyEnv(o.env, p)
+	cmd.ExtraFiles = extra
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	c.limits = &limitRun{applied: applied, settings: cfg.Limits}
+	if applied.Leaf() {
+		// The init stage starts in the leaf, and so everything of the
+		// sandbox.
+		if c.limits.leaf, err = limits.MakeLeaf(cgroup, applied); err != nil {
+			return nil, fmt.Errorf("sandbox: the cgroup of limits.memoryMiB and limits.processes: %w", err)
+		}
+		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, c.limits.leaf.FD()
+	}
+	cmd.Cancel = func() error { return c.Signal(unix.SIGTERM) }
+	cmd.WaitDelay = 5 * time.Second
+	c.Cmd = cmd
+	c.m, c.id = m, newToken()
+	if len(masks.masks) > 0 {
+		if err := m.sendMasks(key, masks.masks); err != nil {
+			return nil, err
+		}
+		c.maskKey = &key
+	}
+	c.done, c.readerDone, c.servedDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
+	return c, nil
+}
+
+// applyEnv is env with the plan's variables set and unset, as bubblewrap's
+// --setenv and --unsetenv would; the trust bundle is named at its host
+// path (bubblewrap binds it at plan.TrustBundlePath).
+func applyEnv(env []string, p *plan.Plan) []string {
+	out := append([]string(nil), env...)
+	for _, e := range p.Env {
+		kept := out[:0]
+		for _, kv := range out {
+			if name, _, _ := strings.Cut(kv, "="); name != e.Name {
+				kept = append(kept, kv)
+			}
+		}
+		out = kept
+		if !e.Unset {
+			v := e.Value
+			if p.TrustBundle != "" {
+				v = strings.ReplaceAll(v, plan.TrustBundlePath, p.TrustBundle)
+			}
+			out = append(out, e.Name+"="+v)
+		}
+	}
+	return out
+}
+
+// landlockRules are the plan's filesystem rules for Landlock: the
+// observer's view of the plan (what bubblewrap would mount), with the
+// private TMPDIR writable, the trust bundle readable at its host path,
+// and each masked credentials file hidden (no copy can stand in its
+// place). reads says whether any read is refused at all.
+func landlockRules(p *plan.Plan, tmp string, cfg *settings.Config) (*initstage.FSRules, bool) {
+	r := p.ObserveRules()
+	add := func(path string, v byte) { r.Guards = append(r.Guards, initstage.Guard{Path: path, View: v}) }
+	for _, mf := range p.MaskedFiles {
+		add(mf.Path, initstage.ViewHidden)
+	}
+	if p.TrustBundle != "" {
+		add(p.TrustBundle, initstage.ViewReadOnly)
+	}
+	if !cfg.Filesystem.Disabled {
+		add(tmp, initstage.ViewWritable)
+	}
+	return r, r.Hides()
+}
+
+// devWrites are the devices of the host's /dev a command may write (and
+// send ioctls to): its terminal, the null and random devices. The rest of
+// /dev, /dev/shm included (shared with every host process), is read-only.
+var devWrites = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"}
+
+// landlockGrants computes the grants of rules (llrules), and those of
+// the host's /dev and /proc, which no rule of the settings covers: /proc
+// readable (the command's own /proc/self among it, which is made after
+// the start, so it cannot be granted entry by entry), /dev as devWrites.
+// Under filesystem.disabled everything is writable.
+func landlockGrants(rules *initstage.FSRules, reads, disabled bool) ([]initstage.Grant, error) {
+	if disabled {
+		return []initstage.Grant{{Path: "/", Rights: initstage.GrantRead | initstage.GrantWrite}}, nil
+	}
+	gs, err := llrules.Compute(fsview.OS{}, rules, reads, []string{"/proc", "/dev"})
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: %w", err)
+	}
+	out := make([]initstage.Grant, 0, len(gs)+len(devWrites)+2)
+	for _, g := range gs {
+		var r byte
+		for _, l := range g.Rights {
+			switch l {
+			case llrules.Read:
+				r |= initstage.GrantRead
+			case llrules.List:
+				r |= initstage.GrantList
+			case llrules.Write:
+				r |= initstage.GrantWrite
+			}
+		}
+		out = append(out, initstage.Grant{Path: g.Path, Rights: r})
+	}
+	if reads {
+		out = append(out, initstage.Grant{Path: "/proc", Rights: initstage.GrantRead}, initstage.Grant{Path: "/dev", Rights: initstage.GrantRead})
+	}
+	for _, d := range devWrites {
+		out = append(out, initstage.Grant{Path: d, Rights: initstage.GrantWrite})
+	}
+	return out, nil
+}
+
+// releaseLandlock removes what the Landlock backend made for the command.
+func (c *Cmd) releaseLandlock() {
+	if c.ll != nil && c.ll.tmpDir != "" {
+		os.RemoveAll(c.ll.tmpDir)
+	}
+}
