@@ -85,7 +85,7 @@ func chooseBackend(cfg *settings.Config, k kernelLayers) (backendChoice, error) 
 		announce = "bubblewrap cannot make a sandbox here (" + why + "), so " + announce
 	}
 	for _, w := range weak {
-		announce += fmt.Sprintf("; allowWeaker %q: this kernel's Landlock lacks it, so the command may %s", w.Name, w.What)
+		announce += fmt.Sprintf("; allowWeaker %q: the command may %s", w.Name, w.What)
 	}
 	return backendChoice{name: settings.BackendLandlock, announce: announce}, nil
 }
@@ -147,6 +147,16 @@ func checkLandlockKernel(cfg *settings.Config, k kernelLayers) ([]settings.Weake
 	}
 	var weak []settings.Weaker
 	for _, w := range settings.WeakerNames {
+		if w.Name == "root" {
+			if os.Geteuid() != 0 {
+				continue
+			}
+			if !allowed[w.Name] {
+				return nil, fmt.Errorf("srt's Landlock backend cannot keep a command run as uid 0 from changing the mode of files root owns anywhere on the host (Landlock does not cover chmod, and the file's owner needs no capability for it); run srt as a regular user, or accept it by name: srt --allow-weaker=root (or \"allowWeaker\": [\"root\"]): %w", ErrCannotSandbox)
+			}
+			weak = append(weak, w)
+			continue
+		}
 		if k.landlockABI >= w.ABI {
 			continue
 		}
@@ -335,7 +345,7 @@ func (m *Manager) landlockCommand(ctx context.Context, command string, o *comman
 		return nil, err
 	}
 	rules, reads := landlockRules(p, c.ll.tmpDir, cfg)
-	grants, err := landlockGrants(rules, reads, cfg.Filesystem.Disabled)
+	grants, err := landlockGrants(rules, reads)
 	if err != nil {
 		return nil, err
 	}
@@ -384,7 +394,13 @@ func (m *Manager) landlockCommand(ctx context.Context, command string, o *comman
 	cmd.Dir = o.dir
 	cmd.Env = applyEnv(o.env, p)
 	cmd.ExtraFiles = extra
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	// No Pdeathsig, unlike bubblewrap's: killed with srt, the init stage
+	// would leave the command's processes running (no PID namespace
+	// takes them down). Once srt is gone the channel reads end-of-file,
+	// and the init stage kills and reaps them all before it exits. A new
+	// session, as bubblewrap's --new-session: no controlling terminal,
+	// so /dev/tty is not the caller's.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	c.limits = &limitRun{applied: applied, settings: cfg.Limits}
 	if applied.Leaf() {
 		// The init stage starts in the leaf, and so everything of the
@@ -439,7 +455,23 @@ func applyEnv(env []string, p *plan.Plan) []string {
 // place). reads says whether any read is refused at all.
 func landlockRules(p *plan.Plan, tmp string, cfg *settings.Config) (*initstage.FSRules, bool) {
 	r := p.ObserveRules()
+	// The plan's guards under /proc and /dev are bubblewrap's own /proc
+	// and /dev (its kernel covers, the trust bundle's path): here those
+	// are the host's, read-only as a whole, and so is /sys, even where
+	// "/" is writable (allowWrite "/", filesystem.disabled), as
+	// bubblewrap keeps them. Their entries cannot be carved: /proc's
+	// process directories are made after the start (/proc/self).
+	kept := r.Guards[:0]
+	for _, g := range r.Guards {
+		if !llrulesWithin(g.Path, "/proc") && !llrulesWithin(g.Path, "/dev") {
+			kept = append(kept, g)
+		}
+	}
+	r.Guards = kept
 	add := func(path string, v byte) { r.Guards = append(r.Guards, initstage.Guard{Path: path, View: v}) }
+	for _, t := range []string{"/proc", "/dev", "/sys"} {
+		add(t, initstage.ViewReadOnly)
+	}
 	for _, mf := range p.MaskedFiles {
 		add(mf.Path, initstage.ViewHidden)
 	}
@@ -457,16 +489,10 @@ func landlockRules(p *plan.Plan, tmp string, cfg *settings.Config) (*initstage.F
 // /dev, /dev/shm included (shared with every host process), is read-only.
 var devWrites = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"}
 
-// landlockGrants computes the grants of rules (llrules), and those of
-// the host's /dev and /proc, which no rule of the settings covers: /proc
-// readable (the command's own /proc/self among it, which is made after
-// the start, so it cannot be granted entry by entry), /dev as devWrites.
-// Under filesystem.disabled everything is writable.
-func landlockGrants(rules *initstage.FSRules, reads, disabled bool) ([]initstage.Grant, error) {
-	if disabled {
-		return []initstage.Grant{{Path: "/", Rights: initstage.GrantRead | initstage.GrantWrite}}, nil
-	}
-	gs, err := llrules.Compute(fsview.OS{}, rules, reads, []string{"/proc", "/dev"})
+// landlockGrants computes the grants of rules (llrules), and the writes
+// of devWrites in the host's /dev.
+func landlockGrants(rules *initstage.FSRules, reads bool) ([]initstage.Grant, error) {
+	gs, err := llrules.Compute(fsview.OS{}, rules, reads, nil)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: %w", err)
 	}
@@ -485,9 +511,6 @@ func landlockGrants(rules *initstage.FSRules, reads, disabled bool) ([]initstage
 		}
 		out = append(out, initstage.Grant{Path: g.Path, Rights: r})
 	}
-	if reads {
-		out = append(out, initstage.Grant{Path: "/proc", Rights: initstage.GrantRead}, initstage.Grant{Path: "/dev", Rights: initstage.GrantRead})
-	}
 	for _, d := range devWrites {
 		out = append(out, initstage.Grant{Path: d, Rights: initstage.GrantWrite})
 	}
@@ -500,3 +523,5 @@ func (c *Cmd) releaseLandlock() {
 		os.RemoveAll(c.ll.tmpDir)
 	}
 }
+
+func llrulesWithin(p, dir string) bool { return p == dir || strings.HasPrefix(p, dir+"/") }

@@ -11,11 +11,13 @@ import (
 	"github.com/srt-sandbox/srt/settings"
 )
 
-// sandboxLimits decides how the settings' limits are enforced for a
-// bubblewrap sandbox (its own user and mount namespaces), or refuses one
-// this machine cannot enforce. Nothing has run yet.
+// sandboxLimits decides how the settings' limits are enforced for the
+// Manager's backend (bubblewrap: its own user and mount namespaces; the
+// Landlock backend: neither), or refuses one this machine cannot enforce.
+// Nothing has run yet.
 func (m *Manager) sandboxLimits(l settings.Limits) (*limits.Applied, *limits.Cgroup, error) {
-	offer := limits.Prober{}.Probe(true, true, l.MemoryMiB > 0, l.Processes > 0)
+	own := m.backend != settings.BackendLandlock
+	offer := limits.Prober{}.Probe(own, own, l.MemoryMiB > 0, l.Processes > 0)
 	a, err := limits.Decide(l, offer)
 	if err != nil {
 		return nil, nil, fmt.Errorf("sandbox: %w", err)

@@ -62,7 +62,7 @@ func newApp(stdout, stderr io.Writer, status *int, sigs *signals) *cli.App {
 			&cli.StringFlag{Name: "violations-fd", Usage: "write every violation as a JSON line to descriptor `FD` (>= 3)"},
 			&cli.BoolFlag{Name: "show-violations", Usage: "append the command's <sandbox_violations> block to stderr when it exits"},
 			&cli.StringFlag{Name: "backend", Usage: "the sandbox `BACKEND`: auto (bubblewrap where user namespaces can be made, else landlock), bubblewrap or landlock (weaker: no namespaces); overrides the settings' backend"},
-			&cli.StringSliceFlag{Name: "allow-weaker", Usage: "let the Landlock backend run without `NAME` (truncate, network, device-ioctl, signals) where the kernel lacks it; repeatable, or comma-separated"},
+			&cli.StringSliceFlag{Name: "allow-weaker", Usage: "let the Landlock backend run without `NAME` (truncate, network, device-ioctl, signals: where the kernel lacks it; root: run as uid 0); repeatable, or comma-separated"},
 			&cli.BoolFlag{Name: "report-filesystem-violations", Usage: "record the writes the filesystem rules refuse and the opens of paths they hide as violations (costs each write a round trip)"},
 		},
 		ExitErrHandler: func(*cli.Context, error) {},

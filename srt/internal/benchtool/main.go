@@ -12,7 +12,7 @@ import (
 
 func main() {
 	srt := flag.String("srt", "srt", "srt binary to measure")
-	part := flag.String("part", "startup", "which part to run: startup, network, capture, unixsock or fsviol")
+	part := flag.String("part", "startup", "which part to run: startup, landlock, network, capture, unixsock or fsviol")
 	runs := flag.Int("runs", 30, "startup, capture: runs per startup measurement")
 	var net netOptions
 	flag.IntVar(&net.sizeMiB, "download-mib", 256, "network, capture: download size in MiB")
@@ -36,6 +36,8 @@ func main() {
 			break
 		}
 		err = network(*srt, net)
+	case "landlock":
+		err = landlock(*srt, *runs)
 	case "unixsock":
 		err = unixsock(*srt, 5, 2000)
 	case "capture":

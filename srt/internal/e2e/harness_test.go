@@ -193,7 +193,7 @@ func (w *workspace) run(cmd *exec.Cmd) result {
 
 // command prepares an srt run without starting it.
 func (w *workspace) command(env []string, args ...string) *exec.Cmd {
-	cmd := exec.Command(filepath.Join(bin, "srt"), args...)
+	cmd := exec.Command(filepath.Join(bin, "srt"), append(backendArgs(), args...)...)
 	cmd.Dir = w.dir
 	cmd.Env = w.env(env...)
 	if os.Geteuid() == 0 && w.r.uid != 0 {

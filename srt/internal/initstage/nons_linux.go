@@ -210,13 +210,21 @@ func dropCapabilities() error {
 	return nil
 }
 
-// installNoNSFilter stacks the filters that keep a sandbox without a
-// network namespace to TCP (seccomp.BuildTCPOnly).
+// installNoNSFilter stacks the filters of the mode without namespaces:
+// TCP the only network socket (seccomp.BuildTCPOnly), and no signal to
+// the init stage (seccomp.BuildProtectPID).
 func installNoNSFilter(arch seccomp.Arch, n NoNS) error {
-	if !n.InetTCPOnly {
+	if !n.On {
 		return nil
 	}
-	progs, err := seccomp.BuildTCPOnly(arch)
+	var progs [][]unix.SockFilter
+	if n.InetTCPOnly {
+		var err error
+		if progs, err = seccomp.BuildTCPOnly(arch); err != nil {
+			return err
+		}
+	}
+	protect, err := seccomp.BuildProtectPID(arch, os.Getpid())
 	if err != nil {
 		return err
 	}
@@ -225,5 +233,8 @@ func installNoNSFilter(arch seccomp.Arch, n NoNS) error {
 			return err
 		}
 	}
-	return nil
+	// This thread alone (it starts the command): the Go runtime's other
+	// threads signal one another (tgkill to this process) and must not
+	// be refused.
+	return seccomp.InstallThisThread(protect)
 }

@@ -48,6 +48,12 @@ const absent = ^uint32(0)
 // program can be built and golden-tested on amd64 and vice versa.
 var sysnum = map[string][2]uint32{
 	"socket":            {41, 198},
+	"kill":              {62, 129},
+	"tkill":             {200, 130},
+	"tgkill":            {234, 131},
+	"rt_sigqueueinfo":   {129, 138},
+	"rt_tgsigqueueinfo": {297, 240},
+	"pidfd_open":        {434, 434},
 	"socketpair":        {53, 199},
 	"connect":           {42, 203},
 	"sendto":            {44, 206},

@@ -2,6 +2,8 @@ package seccomp
 
 import (
 	"fmt"
+	"runtime"
+	"unsafe"
 
 	"golang.org/x/sys/unix"
 )
@@ -50,4 +52,48 @@ func BuildTCPOnly(a Arch) ([][]unix.SockFilter, error) {
 		progs = append(progs, p)
 	}
 	return progs, nil
+}
+
+// BuildProtectPID returns a program that keeps a sandbox without a PID
+// namespace from signalling its init stage, process pid, which it could
+// otherwise reach (the init stage's thread that starts the command shares
+// the command's Landlock domain, so the signal scope lets the signal
+// through), and from kill(-1), which would signal it among every process
+// of the user the scope lets through: a killed init stage leaves the
+// command's processes to nobody.
+func BuildProtectPID(a Arch, pid int) ([]unix.SockFilter, error) {
+	if a.audit == 0 {
+		return nil, fmt.Errorf("seccomp: build: unsupported architecture")
+	}
+	p, neg := uint32(pid), uint32(-pid)
+	rules := []rule{
+		{syscall: "kill", args: []argTest{{index: 0, anyOf: []uint32{p, neg, ^uint32(0)}}}, errno: unix.EPERM},
+		{syscall: "tkill", args: []argTest{{index: 0, anyOf: []uint32{p}}}, errno: unix.EPERM},
+		{syscall: "tgkill", args: []argTest{{index: 0, anyOf: []uint32{p}}}, errno: unix.EPERM},
+		{syscall: "rt_sigqueueinfo", args: []argTest{{index: 0, anyOf: []uint32{p, neg, ^uint32(0)}}}, errno: unix.EPERM},
+		{syscall: "rt_tgsigqueueinfo", args: []argTest{{index: 0, anyOf: []uint32{p}}}, errno: unix.EPERM},
+		{syscall: "pidfd_open", args: []argTest{{index: 0, anyOf: []uint32{p}}}, errno: unix.EPERM},
+	}
+	prog, err := compile(a, rules)
+	if err != nil {
+		return nil, fmt.Errorf("seccomp: build %s: %w", a, err)
+	}
+	return prog, nil
+}
+
+// InstallThisThread installs prog on the calling thread alone (no
+// SECCOMP_FILTER_FLAG_TSYNC): what it starts inherits it, the process's
+// other threads do not. The caller has locked its goroutine to the
+// thread and set no_new_privs.
+func InstallThisThread(prog []unix.SockFilter) error {
+	if len(prog) == 0 || len(prog) > maxInsns {
+		return fmt.Errorf("seccomp: install: program has %d instructions", len(prog))
+	}
+	fprog := unix.SockFprog{Len: uint16(len(prog)), Filter: &prog[0]}
+	_, _, errno := unix.Syscall(unix.SYS_SECCOMP, unix.SECCOMP_SET_MODE_FILTER, 0, uintptr(unsafe.Pointer(&fprog)))
+	runtime.KeepAlive(prog)
+	if errno != 0 {
+		return fmt.Errorf("seccomp: install filter: %w", errno)
+	}
+	return nil
 }
