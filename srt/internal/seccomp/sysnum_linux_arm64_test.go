@@ -5,13 +5,13 @@ import "golang.org/x/sys/unix"
 // nativeSysnum is x/sys/unix's numbering for the build architecture, a third
 // source for the numbers in sysnum.
 var nativeSysnum = map[string]uint32{
-	"socket": unix.SYS_SOCKET,
-	"kill": unix.SYS_KILL,
-	"tkill": unix.SYS_TKILL,
-	"tgkill": unix.SYS_TGKILL,
-	"rt_sigqueueinfo": unix.SYS_RT_SIGQUEUEINFO,
+	"socket":            unix.SYS_SOCKET,
+	"kill":              unix.SYS_KILL,
+	"tkill":             unix.SYS_TKILL,
+	"tgkill":            unix.SYS_TGKILL,
+	"rt_sigqueueinfo":   unix.SYS_RT_SIGQUEUEINFO,
 	"rt_tgsigqueueinfo": unix.SYS_RT_TGSIGQUEUEINFO,
-	"pidfd_open": unix.SYS_PIDFD_OPEN, "connect": unix.SYS_CONNECT, "sendto": unix.SYS_SENDTO, "sendmsg": unix.SYS_SENDMSG, "sendmmsg": unix.SYS_SENDMMSG, "io_uring_setup": unix.SYS_IO_URING_SETUP,
+	"pidfd_open":        unix.SYS_PIDFD_OPEN, "connect": unix.SYS_CONNECT, "sendto": unix.SYS_SENDTO, "sendmsg": unix.SYS_SENDMSG, "sendmmsg": unix.SYS_SENDMMSG, "io_uring_setup": unix.SYS_IO_URING_SETUP,
 	"io_uring_enter": unix.SYS_IO_URING_ENTER, "io_uring_register": unix.SYS_IO_URING_REGISTER,
 	"unshare": unix.SYS_UNSHARE, "clone": unix.SYS_CLONE, "clone3": unix.SYS_CLONE3,
 	"setns": unix.SYS_SETNS, "mount": unix.SYS_MOUNT, "umount2": unix.SYS_UMOUNT2,
