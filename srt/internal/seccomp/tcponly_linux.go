@@ -32,6 +32,16 @@ var tcpOnlyTables = [][]rule{
 		{index: 0, anyOf: []uint32{unix.AF_INET, unix.AF_INET6}},
 		{index: 2, noneOf: []uint32{0, unix.IPPROTO_TCP}},
 	}, errno: unix.EPERM}},
+	// System V IPC and POSIX message queues: without an IPC namespace
+	// they are the host's (another process's shared memory, semaphores,
+	// queues). Every call that names an object is refused, so that an id
+	// guessed without *get(2) reaches nothing either.
+	{
+		{syscall: "shmget", errno: unix.EPERM}, {syscall: "shmat", errno: unix.EPERM}, {syscall: "shmctl", errno: unix.EPERM},
+		{syscall: "semget", errno: unix.EPERM}, {syscall: "semop", errno: unix.EPERM}, {syscall: "semctl", errno: unix.EPERM}, {syscall: "semtimedop", errno: unix.EPERM},
+		{syscall: "msgget", errno: unix.EPERM}, {syscall: "msgsnd", errno: unix.EPERM}, {syscall: "msgrcv", errno: unix.EPERM}, {syscall: "msgctl", errno: unix.EPERM},
+		{syscall: "mq_open", errno: unix.EPERM}, {syscall: "mq_timedsend", errno: unix.EPERM}, {syscall: "mq_timedreceive", errno: unix.EPERM}, {syscall: "mq_notify", errno: unix.EPERM},
+	},
 }
 
 // BuildTCPOnly returns the programs that leave a sandbox without a network
