@@ -36,7 +36,7 @@ var WeakerNames = []Weaker{
 	{"signals", 6, "signal every process of its user outside the sandbox, and connect to abstract Unix sockets bound outside"},
 	// Not a kernel feature: Landlock does not cover chmod(2), and uid 0
 	// owns most of the host's files (ABI 0: every kernel lacks it).
-	{"root", 0, "as uid 0 without capabilities, still change the mode of every file root owns on the host (/etc/shadow's, /proc's), which Landlock does not cover"},
+	{"root", 0, "change the mode of every file root owns on the host (/etc/shadow's, /proc's): it runs as uid 0, without capabilities, and Landlock does not cover chmod"},
 }
 
 func weakerNames() string {

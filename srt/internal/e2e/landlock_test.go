@@ -1,0 +1,114 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+// landlockArgs select the Landlock backend (as root: accepting that
+// Landlock does not cover chmod, which TestLandlockRootRefused checks).
+func landlockArgs(w *workspace) []string {
+	a := []string{"--backend", "landlock"}
+	if w.r.uid == 0 {
+		a = append(a, "--allow-weaker=root")
+	}
+	return a
+}
+
+func (w *workspace) landlock(settingsJSON, command string) result {
+	w.t.Helper()
+	return w.srt(append(landlockArgs(w), "-s", w.settings(settingsJSON), "-c", command)...)
+}
+
+// TestLandlockBackendRules: the Landlock backend enforces the filesystem
+// rules (with EACCES where bubblewrap says EROFS), and what it must add
+// without namespaces: TCP only to srt-proxy's ports, no UDP, no signal to
+// host processes or kill(-1), no System V IPC, a private TMPDIR that is
+// gone afterwards, and one warning line.
+func TestLandlockBackendRules(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		w.write("home/proj/existing.txt", "old")
+		w.write("home/proj/sub/keep", "")
+		w.write("home/secret/key", "SECRET")
+		marker, _ := w.hostMarker()
+		pid := strconv.Itoa(marker.Process.Pid)
+		s := fsSettings(`{"allowWrite":["."],"denyWrite":[],"denyRead":["` + w.path("home/secret") + `"]}`)
+		r := w.landlock(s, strings.Join([]string{
+			`echo new > existing.txt && echo WRITE-EXISTING-ok`,
+			`echo new > sub/made && echo WRITE-SUBDIR-ok`,
+			`echo x > top-new 2>/dev/null || echo CREATE-TOP-refused`,
+			`echo x > .bashrc 2>/dev/null || echo BASHRC-refused`,
+			`echo x > ` + w.path("outside") + ` 2>/dev/null || echo OUTSIDE-refused`,
+			`cat ` + w.path("home/secret/key") + ` 2>&1 | sed 's/^/SECRET: /'`,
+			`echo t > "$TMPDIR/t" && echo TMPDIR-ok && stat -c 'TMPMODE %a' "$TMPDIR" && echo "TMPPATH $TMPDIR"`,
+			`python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)' 2>&1 | tail -1 | sed 's/^/UDP: /'`,
+			`python3 -c 'import socket; s=socket.socket(); s.connect(("127.0.0.1", 1))' 2>&1 | tail -1 | sed 's/^/TCP: /'`,
+			`python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0))' 2>&1 | tail -1 | sed 's/^/BIND: /'`,
+			`kill -0 ` + pid + ` 2>&1 | sed 's/^.*: /KILLHOST: /'`,
+			`kill -0 -1 2>&1 | sed 's/^.*: /KILLALL: /'`,
+			`python3 -c 'import ctypes; l=ctypes.CDLL(None, use_errno=True); print("SHM", l.shmget(0, 4096, 0o1600), ctypes.get_errno())'`,
+		}, "; "))
+		expect(t, r, 0, "WRITE-EXISTING-ok", "WRITE-SUBDIR-ok", "CREATE-TOP-refused", "BASHRC-refused", "OUTSIDE-refused",
+			"SECRET: cat: "+w.path("home/secret/key")+": Permission denied", "TMPDIR-ok", "TMPMODE 700",
+			"UDP: PermissionError: [Errno 1] Operation not permitted", "TCP: PermissionError: [Errno 13] Permission denied",
+			"BIND: PermissionError: [Errno 13] Permission denied", "KILLHOST: ("+pid+") - Operation not permitted", "KILLALL: (-1) - Operation not permitted",
+			"SHM -1 1", "!SECRET: SECRET")
+		if got, _ := os.ReadFile(w.path("home/proj/existing.txt")); string(got) != "new\n" {
+			t.Errorf("existing.txt holds %q", got)
+		}
+		if exists(w.path("outside")) || exists(w.path("home/proj/top-new")) {
+			t.Error("ESCAPE: a refused write left a file")
+		}
+		if !processAlive(marker.Process.Pid) {
+			t.Fatal("ESCAPE: the host process died")
+		}
+		for _, l := range strings.Split(r.stdout, "\n") {
+			if p, ok := strings.CutPrefix(l, "TMPPATH "); ok {
+				if exists(p) {
+					t.Errorf("the private TMPDIR %s is left after the run", p)
+				}
+				if filepath.Base(filepath.Dir(p)) == "" || !strings.HasPrefix(filepath.Base(p), "tmp-") {
+					t.Errorf("TMPDIR %s is not srt's", p)
+				}
+			}
+		}
+		if n := strings.Count(r.stderr, "srt: warning: srt runs the command under its Landlock backend"); n != 1 {
+			t.Errorf("want one announcement line, got %d:\n%s", n, r.stderr)
+		}
+	})
+}
+
+// TestLandlockRootRefused: as uid 0 the backend refuses to run unless
+// allowWeaker names root (Landlock does not cover chmod).
+func TestLandlockRootRefused(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		if w.r.uid != 0 {
+			return
+		}
+		r := w.srt("--backend", "landlock", "-s", w.settings(fsSettings(`{"allowWrite":[],"denyWrite":[],"denyRead":[]}`)), "-c", "echo RAN")
+		expect(t, r, 1, "srt's Landlock backend cannot keep a command run as uid 0 from changing the mode", "--allow-weaker=root", "!RAN")
+	})
+}
+
+// TestLandlockNested: srt inside an srt sandbox (bubblewrap's, as the
+// unprivileged user) cannot make user namespaces, picks the Landlock
+// backend by itself, and enforces its own, narrower rules.
+func TestLandlockNested(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		if w.r.uid == 0 || testBackend != "" {
+			return // root: no nested namespaces under bubblewrap; a forced backend is not "auto"
+		}
+		w.mkdir("home/proj/inner")
+		inner := w.write("inner.json", fsSettings(`{"allowWrite":["`+w.path("home/proj/inner")+`"],"denyWrite":[],"denyRead":[]}`))
+		outer := fsSettings(`{"allowWrite":["."],"denyWrite":[],"denyRead":[]}`)
+		srt := filepath.Join(bin, "srt")
+		r := w.sh(outer, srt+` -s `+inner+` -c 'echo a > inner/a && echo INNER-WRITE-ok; echo b > `+w.path("home/proj/inner")+`/../o 2>/dev/null || echo INNER-NARROWER-refused' 2>&1; echo c > outer-ok && echo OUTER-WRITE-ok`)
+		expect(t, r, 0, "bubblewrap cannot make a sandbox here", "srt runs the command under its Landlock backend", "INNER-WRITE-ok", "INNER-NARROWER-refused", "OUTER-WRITE-ok")
+		if exists(w.path("home/proj/o")) {
+			t.Error("ESCAPE: the nested sandbox wrote outside its allowWrite")
+		}
+	})
+}
