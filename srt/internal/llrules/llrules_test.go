@@ -1,0 +1,111 @@
+package llrules
+
+import (
+	"os"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/srt-sandbox/srt/internal/fsview"
+	"github.com/srt-sandbox/srt/internal/initstage"
+)
+
+// tree makes dirs and files under a temporary root and returns it.
+func tree(t *testing.T, paths ...string) string {
+	root := t.TempDir()
+	for _, p := range paths {
+		full := filepath.Join(root, p)
+		if p[len(p)-1] == '/' {
+			os.MkdirAll(full, 0o755)
+			continue
+		}
+		os.MkdirAll(filepath.Dir(full), 0o755)
+		os.WriteFile(full, nil, 0o644)
+	}
+	return root
+}
+
+func TestCarveWrites(t *testing.T) {
+	root := tree(t, "w/a/", "w/a/x", "w/f", "w/.git/hooks/", "w/.git/objects/", "w/.bashrc", "other/")
+	w := filepath.Join(root, "w")
+	r := &initstage.FSRules{Root: initstage.ViewReadOnly, Guards: []initstage.Guard{
+		{Path: w, View: initstage.ViewWritable},
+		{Path: w + "/.bashrc", View: initstage.ViewHidden},
+		{Path: w + "/.git/hooks", View: initstage.ViewReadOnly},
+	}}
+	gs, err := Compute(fsview.OS{}, r, false, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Grant{
+		{Path: w + "/.git/objects", Rights: "w"},
+		{Path: w + "/a", Rights: "w"},
+		{Path: w + "/f", Rights: "w"},
+	}
+	if !reflect.DeepEqual(gs, want) {
+		t.Errorf("got %v\nwant %v", gs, want)
+	}
+}
+
+func TestCarveReads(t *testing.T) {
+	root := tree(t, "h/.ssh/id", "h/notes", "h/proj/", "h/cfg/secret.txt", "h/cfg/ok")
+	h := filepath.Join(root, "h")
+	r := &initstage.FSRules{Root: initstage.ViewReadOnly, Guards: []initstage.Guard{
+		{Path: h + "/.ssh", View: initstage.ViewHidden},
+		{Path: h + "/cfg/secret.txt", View: initstage.ViewHidden},
+	}}
+	gs, err := Compute(fsview.OS{}, r, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]string{}
+	for _, g := range gs {
+		got[g.Path] = g.Rights
+	}
+	// The hidden directory and file get nothing; their siblings a read
+	// grant; h, above a hidden directory, is not listable; cfg, above a
+	// hidden file only, is.
+	for p, want := range map[string]string{h + "/notes": "r", h + "/proj": "r", h + "/cfg/ok": "r", h + "/cfg": "l", h + "/.ssh": "", h + "/cfg/secret.txt": "", h: "", "/": ""} {
+		if got[p] != want {
+			t.Errorf("%s: got %q, want %q", p, got[p], want)
+		}
+	}
+	if got[filepath.Dir(root)] != "" && got["/usr"] != "r" {
+		t.Errorf("/usr: got %q, want r", got["/usr"])
+	}
+}
+
+// FuzzCompute: no grant ever covers a path the rules refuse.
+func FuzzCompute(f *testing.F) {
+	f.Add([]byte("wr\x00hrx\x00"), true)
+	f.Add([]byte("w\x00rw/a\x00hw/a/b\x00"), false)
+	f.Fuzz(func(t *testing.T, spec []byte, reads bool) {
+		root := tree(t, "a/b/c", "a/d/", "w/x", "w/y/z", "h/")
+		names := []string{"", "a", "a/b", "a/b/c", "a/d", "w", "w/x", "w/y", "w/y/z", "h", "nope"}
+		r := &initstage.FSRules{Root: initstage.ViewReadOnly}
+		for i := 0; i+1 < len(spec) && len(r.Guards) < 8; i += 2 {
+			v := []byte{initstage.ViewWritable, initstage.ViewReadOnly, initstage.ViewHidden}[int(spec[i])%3]
+			r.Guards = append(r.Guards, initstage.Guard{Path: filepath.Join(root, names[int(spec[i+1])%len(names)]), View: v})
+		}
+		gs, err := Compute(fsview.OS{}, r, reads, []string{"/proc", "/dev", "/sys", "/usr", "/etc", "/var", "/home", "/root", "/opt", "/srv", "/snap", "/boot", "/lib", "/lib64", "/bin", "/sbin", "/run", "/mnt", "/media", "/work"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range names {
+			p := filepath.Join(root, n)
+			for _, g := range gs {
+				if p != g.Path && !within(p, g.Path) {
+					continue
+				}
+				for _, right := range g.Rights {
+					if right == Write && r.Refused(p, true) {
+						t.Fatalf("grant %v covers %s, whose writes the rules refuse (%v)", g, p, r.Guards)
+					}
+					if right == Read && r.Refused(p, false) {
+						t.Fatalf("grant %v covers %s, whose reads the rules refuse (%v)", g, p, r.Guards)
+					}
+				}
+			}
+		}
+	})
+}
