@@ -15,8 +15,12 @@ import (
 // Layers says which of the sandbox's layers a command gets on this machine
 // (docs/security.md, "Layers, and what each stops").
 type Layers struct {
-	// UserNamespace is always true: srt runs nothing without its user,
-	// mount, PID, IPC and network namespaces and its mount rules.
+	// Backend is settings.BackendBubblewrap or settings.BackendLandlock
+	// (docs/security.md, "The Landlock backend").
+	Backend string
+	// UserNamespace is true under bubblewrap, which runs nothing without
+	// its user, mount, PID, IPC and network namespaces and its mount
+	// rules; false under the Landlock backend, which has none.
 	UserNamespace bool
 	// Seccomp is the architecture of the seccomp filter programs ("amd64",
 	// "arm64"); "" where srt has none (it then runs only when the settings
@@ -42,6 +46,9 @@ type Layers struct {
 // String is a one-line summary, as srt's debug output prints it.
 func (l Layers) String() string {
 	parts := []string{"user, mount, PID, IPC and network namespaces"}
+	if !l.UserNamespace {
+		parts = []string{"Landlock backend: no namespaces"}
+	}
 	if l.Seccomp == "" {
 		parts = append(parts, "no seccomp filter (no program for this architecture)")
 	} else {
@@ -159,5 +166,7 @@ func (m *Manager) Layers(opts ...CommandOption) Layers {
 	for _, f := range opts {
 		f(&o)
 	}
-	return layersFor(o.config(m.Config()), m.kernel)
+	l := layersFor(o.config(m.Config()), m.kernel)
+	l.Backend, l.UserNamespace = m.backend, m.backend != settings.BackendLandlock
+	return l
 }
