@@ -195,40 +195,43 @@ func readMaskedFile(p string) (real string, data []byte, why string) {
 
 // openAsSandbox opens a regular file for reading with the access the
 // sandbox's processes have: srt's own for a user; for root, uid 0 without
-// CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and CAP_FOWNER, dropped on a
-// thread of its own that then ends with them dropped.
+// CAP_DAC_OVERRIDE, CAP_DAC_READ_SEARCH and CAP_FOWNER, dropped from the
+// effective set of one locked thread for the open and raised again
+// before the thread is unlocked. (The thread must not end instead: a
+// child srt started from it earlier, such as the network namespace
+// helper, has SIGKILL as its parent-death signal, which the end of the
+// thread that forked it sends.)
 func openAsSandbox(path string) (*os.File, error) {
 	flags := os.O_RDONLY | unix.O_NOFOLLOW | unix.O_NONBLOCK
 	if os.Geteuid() != 0 {
 		return os.OpenFile(path, flags, 0)
 	}
-	type result struct {
-		f   *os.File
-		err error
+	runtime.LockOSThread()
+	hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
+	var saved [2]unix.CapUserData
+	if err := unix.Capget(&hdr, &saved[0]); err != nil {
+		runtime.UnlockOSThread()
+		return nil, fmt.Errorf("capget: %w", err)
 	}
-	ch := make(chan result, 1)
-	go func() {
-		// Never unlocked: the goroutine's end takes the thread, with its
-		// capabilities dropped, out of the runtime's pool.
-		runtime.LockOSThread()
-		hdr := unix.CapUserHeader{Version: unix.LINUX_CAPABILITY_VERSION_3}
-		var data [2]unix.CapUserData
-		if err := unix.Capget(&hdr, &data[0]); err != nil {
-			ch <- result{nil, fmt.Errorf("capget: %w", err)}
-			return
+	dropped := saved
+	for _, c := range []uint{unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH, unix.CAP_FOWNER} {
+		dropped[c/32].Effective &^= 1 << (c % 32)
+	}
+	if err := unix.Capset(&hdr, &dropped[0]); err != nil {
+		runtime.UnlockOSThread()
+		return nil, fmt.Errorf("capset: %w", err)
+	}
+	f, err := os.OpenFile(path, flags, 0)
+	if rerr := unix.Capset(&hdr, &saved[0]); rerr != nil {
+		// The thread keeps fewer capabilities than the process: leave it
+		// locked, so nothing else runs on it; it ends with the process.
+		if f != nil {
+			f.Close()
 		}
-		for _, c := range []uint{unix.CAP_DAC_OVERRIDE, unix.CAP_DAC_READ_SEARCH, unix.CAP_FOWNER} {
-			data[c/32].Effective &^= 1 << (c % 32)
-		}
-		if err := unix.Capset(&hdr, &data[0]); err != nil {
-			ch <- result{nil, fmt.Errorf("capset: %w", err)}
-			return
-		}
-		f, err := os.OpenFile(path, flags, 0)
-		ch <- result{f, err}
-	}()
-	r := <-ch
-	return r.f, r.err
+		return nil, fmt.Errorf("capset: %w", rerr)
+	}
+	runtime.UnlockOSThread()
+	return f, err
 }
 
 // expandPath makes a settings path absolute: "~" from home, a relative

@@ -180,7 +180,7 @@ func TestMaskFile(t *testing.T) {
 		if err := cmd.Start(); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, func() bool { return strings.Contains(stdout.String(), "started") }, "the command to start")
+		waitFor(t, func() bool { return strings.Contains(stdout.String(), "started") }, "the command to start", &stdout, &stderr)
 		tree := descendants(cmd.Process.Pid)
 		if len(tree) == 0 {
 			t.Fatal("srt has no child processes")

@@ -29,15 +29,20 @@ func (s *syncBuffer) String() string {
 	return s.b.String()
 }
 
-// waitFor polls cond for up to 20 seconds.
-func waitFor(t *testing.T, cond func() bool, what string) {
+// waitFor polls cond for up to 20 seconds; on a timeout the failure shows
+// what the outputs given hold.
+func waitFor(t *testing.T, cond func() bool, what string, outputs ...fmt.Stringer) {
 	t.Helper()
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
 		if cond() {
 			return
 		}
 	}
-	t.Fatalf("timed out waiting for %s", what)
+	shown := ""
+	for _, o := range outputs {
+		shown += fmt.Sprintf("\n--- output\n%s", o)
+	}
+	t.Fatalf("timed out waiting for %s%s", what, shown)
 }
 
 // waitExit waits for cmd to end; after 30 s it kills it and fails the test
