@@ -60,7 +60,7 @@ func registerObserver(arch seccomp.Arch, spec Spec) error {
 	for _, n := range seccomp.ObserverNotify(spec.ObserveReads && rules.Hides()) {
 		for nr, c := range calls {
 			if c.Name == n.Syscall {
-				if err := supervisor.Register(n, int(nr), o.pathHandler(c)); err != nil {
+				if err := supervisor.RegisterInline(n, int(nr), o.pathHandler(c)); err != nil {
 					return err
 				}
 			}

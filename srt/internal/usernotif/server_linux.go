@@ -74,6 +74,7 @@ type Handler func(*Request) Reply
 // registered for their system calls. Register every handler before Serve.
 type Server struct {
 	handlers map[int32]Handler
+	inline   map[int32]bool // answered in Serve's own loop (RegisterInline)
 	calls    []seccomp.Notify
 }
 
@@ -88,6 +89,22 @@ func (s *Server) Register(n seccomp.Notify, nr int, h Handler) error {
 	}
 	s.handlers[int32(nr)] = h
 	s.calls = append(s.calls, n)
+	return nil
+}
+
+// RegisterInline is Register for a handler that never blocks and only
+// reads (the filesystem observer's, which always lets the call run): Serve
+// answers it in its own loop, without a goroutine, whose start would cost
+// the waiting call a scheduler round trip (about 0.1 ms measured per open,
+// against a few microseconds inline).
+func (s *Server) RegisterInline(n seccomp.Notify, nr int, h Handler) error {
+	if err := s.Register(n, nr, h); err != nil {
+		return err
+	}
+	if s.inline == nil {
+		s.inline = map[int32]bool{}
+	}
+	s.inline[int32(nr)] = true
 	return nil
 }
 
@@ -115,6 +132,13 @@ func (s *Server) Serve(listener int) error {
 			return fmt.Errorf("usernotif: receive: %w", errno)
 		}
 		h := s.handlers[n.data.nr]
+		if h != nil && s.inline[n.data.nr] {
+			r := &Request{listener: listener, id: n.id, Pid: int(n.pid), Nr: int(n.data.nr), Args: n.data.args}
+			reply := h(r)
+			r.close()
+			s.send(listener, n.id, reply)
+			continue
+		}
 		go func() {
 			r := &Request{listener: listener, id: n.id, Pid: int(n.pid), Nr: int(n.data.nr), Args: n.data.args}
 			var reply Reply
