@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -311,24 +310,9 @@ func (m *Manager) landlockCommand(ctx context.Context, command string, o *comman
 		Proxy: proxy, Helpers: []string{m.net.helper}, StateDir: stateDir,
 		SettingsFiles: m.settingsFiles(home), MaskedFiles: masks.order,
 	}
-	p, run, err := m.plan(&in)
+	p, run, err := m.planStarting(&in)
 	if err != nil {
 		return nil, err
-	}
-	if cfg.Network.TLSTerminate != nil && m.net.ext.http == 0 && in.TrustBundle == "" {
-		if _, err := m.egress(); err != nil {
-			return nil, err
-		}
-		if m.net.trust.Load() != nil {
-			if p, run, err = m.plan(&in); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if cfg.Network.MitmProxy != nil {
-		if _, err := m.egress(); err != nil {
-			return nil, err
-		}
 	}
 	c.plan = p
 	m.debugf("plan:\n%s", p)
@@ -401,26 +385,11 @@ func (m *Manager) landlockCommand(ctx context.Context, command string, o *comman
 	// session, as bubblewrap's --new-session: no controlling terminal,
 	// so /dev/tty is not the caller's.
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
-	c.limits = &limitRun{applied: applied, settings: cfg.Limits}
-	if applied.Leaf() {
-		// The init stage starts in the leaf, and so everything of the
-		// sandbox.
-		if c.limits.leaf, err = limits.MakeLeaf(cgroup, applied); err != nil {
-			return nil, fmt.Errorf("sandbox: the cgroup of limits.memoryMiB and limits.processes: %w", err)
-		}
-		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, c.limits.leaf.FD()
+	// The init stage starts in the limits' leaf, and so everything of the
+	// sandbox.
+	if err := c.adopt(m, cmd, cfg.Limits, applied, cgroup, masks, key); err != nil {
+		return nil, err
 	}
-	cmd.Cancel = func() error { return c.Signal(unix.SIGTERM) }
-	cmd.WaitDelay = 5 * time.Second
-	c.Cmd = cmd
-	c.m, c.id = m, newToken()
-	if len(masks.masks) > 0 {
-		if err := m.sendMasks(key, masks.masks); err != nil {
-			return nil, err
-		}
-		c.maskKey = &key
-	}
-	c.done, c.readerDone, c.servedDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
 	return c, nil
 }
 

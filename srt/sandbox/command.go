@@ -290,31 +290,9 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		SettingsFiles: m.settingsFiles(home), MaskedFiles: masks.order, TmpdirBytes: applied.TmpdirBytes,
 		BoundAs: func(id plan.FileID) (string, bool, error) { return unixgate.BoundAs(id.Dev, id.Ino) },
 	}
-	p, run, err := m.plan(&in)
+	p, run, err := m.planStarting(&in)
 	if err != nil {
 		return nil, err
-	}
-	// Under tlsTerminate the proxy starts now, not at the first
-	// connection: the plan binds the trust bundle it writes, and a CA that
-	// cannot be used is a settings error before anything runs. It starts
-	// only once the programs are checked against a plan; the plan is then
-	// made again with the bundle.
-	if cfg.Network.TLSTerminate != nil && m.net.ext.http == 0 && in.TrustBundle == "" {
-		if _, err := m.egress(); err != nil {
-			return nil, err
-		}
-		if m.net.trust.Load() != nil {
-			if p, run, err = m.plan(&in); err != nil {
-				return nil, err
-			}
-		}
-	}
-	// Under mitmProxy the proxy starts now too: a socketPath that is
-	// there but is no socket is a settings error before anything runs.
-	if cfg.Network.MitmProxy != nil {
-		if _, err := m.egress(); err != nil {
-			return nil, err
-		}
 	}
 	p.Init.DevNullFD = o.nullFD
 	p.Init.Rlimits = applied.Rlimits
@@ -464,13 +442,24 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	cmd.Env = o.env
 	cmd.ExtraFiles = extra
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	c.limits = &limitRun{applied: applied, settings: cfg.Limits}
+	// The first process, nsenter, starts in the limits' leaf: bubblewrap
+	// and everything of the sandbox are in it from their first
+	// instruction.
+	if err := c.adopt(m, cmd, cfg.Limits, applied, cgroup, masks, key); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// adopt makes cmd, the process that starts the sandbox, c's: in the
+// limits' cgroup leaf when there is one, ended by SIGTERM to the command
+// when its context is, with the command's masks given to the decider.
+func (c *Cmd) adopt(m *Manager, cmd *exec.Cmd, lim settings.Limits, applied *limits.Applied, cgroup *limits.Cgroup, masks *commandMasks, key string) error {
+	c.limits = &limitRun{applied: applied, settings: lim}
 	if applied.Leaf() {
-		// The first process, nsenter, starts in the leaf: bubblewrap and
-		// everything of the sandbox are in it from their first
-		// instruction.
+		var err error
 		if c.limits.leaf, err = limits.MakeLeaf(cgroup, applied); err != nil {
-			return nil, fmt.Errorf("sandbox: the cgroup of limits.memoryMiB and limits.processes: %w", err)
+			return fmt.Errorf("sandbox: the cgroup of limits.memoryMiB and limits.processes: %w", err)
 		}
 		cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, c.limits.leaf.FD()
 	}
@@ -480,12 +469,44 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	c.m, c.id = m, newToken()
 	if len(masks.masks) > 0 {
 		if err := m.sendMasks(key, masks.masks); err != nil {
-			return nil, err
+			return err
 		}
 		c.maskKey = &key
 	}
 	c.done, c.readerDone, c.servedDone = make(chan struct{}), make(chan struct{}), make(chan struct{})
-	return c, nil
+	return nil
+}
+
+// planStarting is plan, starting the network proxy first where the
+// settings need it before anything runs. Under tlsTerminate the proxy
+// starts now, not at the first connection: the plan binds the trust
+// bundle it writes, and a CA that cannot be used is a settings error
+// before anything runs; it starts only once the programs are checked
+// against a plan, which is then made again with the bundle. Under
+// mitmProxy it starts now too: a socketPath that is there but is no
+// socket is a settings error before anything runs.
+func (m *Manager) planStarting(in *plan.Input) (*plan.Plan, checked, error) {
+	p, run, err := m.plan(in)
+	if err != nil {
+		return nil, checked{}, err
+	}
+	cfg := in.Config
+	if cfg.Network.TLSTerminate != nil && m.net.ext.http == 0 && in.TrustBundle == "" {
+		if _, err := m.egress(); err != nil {
+			return nil, checked{}, err
+		}
+		if m.net.trust.Load() != nil {
+			if p, run, err = m.plan(in); err != nil {
+				return nil, checked{}, err
+			}
+		}
+	}
+	if cfg.Network.MitmProxy != nil {
+		if _, err := m.egress(); err != nil {
+			return nil, checked{}, err
+		}
+	}
+	return p, run, nil
 }
 
 // plan builds a command's plan, with the trust files of the running
