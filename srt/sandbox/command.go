@@ -299,7 +299,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	if p.Init.WatchListeners {
 		// srt's own listeners inside, the ports led to the host and
 		// those exposed already are not followed.
-		p.Init.IgnorePorts = append(p.Init.IgnorePorts, settings.ReservedPorts...)
+		p.Init.IgnorePorts = append(p.Init.IgnorePorts, settings.ReservedPorts()...)
 		for _, ap := range c.loopAddrs {
 			p.Init.IgnorePorts = append(p.Init.IgnorePorts, int(ap.Port()))
 		}

@@ -84,12 +84,32 @@ func (c *checker) network(p path, v *value, cfg *Config, root *value) {
 }
 
 // reservedPorts are srt's own listeners on the sandbox's loopback, which
-// no server inside can have.
-var reservedPorts = map[int]string{3128: "srt's HTTP proxy port", 1080: "srt's SOCKS proxy port", 3129: "srt's capture port", 53: "the sandbox's name server's port"}
+// no server inside can have, with what each is.
+var reservedPorts = []struct {
+	port int
+	what string
+}{{3128, "srt's HTTP proxy port"}, {1080, "srt's SOCKS proxy port"}, {3129, "srt's capture port"}, {53, "the sandbox's name server's port"}}
 
 // ReservedPorts are the ports of srt's own listeners on the sandbox's
 // loopback: never exposed to the host.
-var ReservedPorts = []int{3128, 1080, 3129, 53}
+func ReservedPorts() []int {
+	ports := make([]int, len(reservedPorts))
+	for i, r := range reservedPorts {
+		ports[i] = r.port
+	}
+	return ports
+}
+
+// reservedPort says what port n is inside the sandbox, or "" when it is
+// none of srt's.
+func reservedPort(n int) string {
+	for _, r := range reservedPorts {
+		if r.port == n {
+			return r.what
+		}
+	}
+	return ""
+}
 
 // exposePorts checks network.exposeLoopbackPorts: ports 1–65535, each
 // once, none of srt's own.
@@ -104,8 +124,8 @@ func (c *checker) exposePorts(p path, v *value) []int {
 		n, ok := c.Integer(p.Idx(i), e, 1, 65535)
 		switch {
 		case !ok:
-		case reservedPorts[n] != "":
-			c.Add(p.Idx(i), "port %d is %s inside the sandbox, which no server there can listen on; expose another port", n, reservedPorts[n])
+		case reservedPort(n) != "":
+			c.Add(p.Idx(i), "port %d is %s inside the sandbox, which no server there can listen on; expose another port", n, reservedPort(n))
 		case seen[n]:
 			c.Add(p.Idx(i), "port %d is listed twice", n)
 		default:
