@@ -360,7 +360,7 @@ func (m *Manager) landlockCommand(ctx context.Context, command string, o *comman
 		if f, err = memFile("srt-fs-rules", r.Encode()); err != nil {
 			return nil, err
 		}
-		spec.ObserveFD, spec.ObserveReads = next, r.Hides()
+		spec.ObserveFD, spec.ObserveReads = next, p.ReadsDenied
 		next++
 		c.childEnds = append(c.childEnds, f)
 		extra = append(extra, f)

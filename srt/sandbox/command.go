@@ -397,7 +397,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 	var rules *os.File
 	if o.reportFS(m.opts) && err == nil {
 		r := p.ObserveRules()
-		p.Init.ObserveFD, p.Init.ObserveReads = next+len(nsFiles)+len(o.pass), r.Hides()
+		p.Init.ObserveFD, p.Init.ObserveReads = next+len(nsFiles)+len(o.pass), p.ReadsDenied
 		rules, err = memFile("srt-fs-rules", r.Encode())
 	}
 	var data []byte

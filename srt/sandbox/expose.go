@@ -38,8 +38,9 @@ type connectResult struct {
 	err error
 }
 
-// exposeTimeout bounds the wait for the init stage's answer.
-const exposeTimeout = 10 * time.Second
+// exposeTimeout bounds the wait for the init stage's answer (a variable
+// for the tests).
+var exposeTimeout = 10 * time.Second
 
 // maxDynamic bounds the ports allowLocalBinding exposes for one command.
 const maxDynamic = 256
@@ -233,8 +234,30 @@ func (c *Cmd) connectInside(port uint16) (net.Conn, error) {
 		defer r.f.Close()
 		return net.FileConn(r.f)
 	case <-time.After(exposeTimeout):
-		// The answer may still come: connected takes the entry then.
+		c.abandonConnect(port, ch)
 		return nil, errors.New("the sandbox did not answer in time")
+	}
+}
+
+// abandonConnect takes a request that timed out off port's queue, so that
+// a late answer goes to the next request (a connection to the same port
+// serves it as well) or is closed, instead of staying in ch with nobody
+// to close it. When connected has already taken ch, its answer is on the
+// way (ch is buffered, the send does not wait): it is received and closed.
+func (c *Cmd) abandonConnect(port uint16, ch chan connectResult) {
+	e := &c.expose
+	e.mu.Lock()
+	q := e.waiting[port]
+	for i, w := range q {
+		if w == ch {
+			e.waiting[port] = append(q[:i:i], q[i+1:]...)
+			e.mu.Unlock()
+			return
+		}
+	}
+	e.mu.Unlock()
+	if r := <-ch; r.f != nil {
+		r.f.Close()
 	}
 }
 

@@ -39,6 +39,7 @@ type netBench struct {
 	env          []string // srt's and curl's environment: no proxy variables
 	web          *httpServer
 	echo         *echoServer
+	relay        *relay // capture's minimal relay, while it runs
 }
 
 // network measures srt's egress path against the same work done directly
@@ -215,15 +216,20 @@ func (b *netBench) downloads(o netOptions) error {
 type curlRun struct{ name, curl string }
 
 // downloadSpeeds makes the /blob download with curl on the host ("host")
-// and with each of inside in the sandbox, in o.rounds interleaved rounds,
+// and with each of inside in the sandbox (or, named "relay", with curl on
+// the host through b.relay), in o.rounds interleaved rounds,
 // and returns their speeds in MiB/s by name.
 func (b *netBench) downloadSpeeds(o netOptions, inside []curlRun) (map[string][]float64, error) {
 	url := fmt.Sprintf("http://127.0.0.1:%d/blob", b.web.port())
 	warm := fmt.Sprintf("http://127.0.0.1:%d/small", b.web.port())
 	const format = "%{http_code} %{size_download} %{speed_download}"
 	run := func(r curlRun) ([]byte, error) {
-		if r.name == "host" {
-			cmd := exec.Command("curl", "-sS", "--noproxy", "*", "-o", "/dev/null", "-w", format, url)
+		if r.name == "host" || r.name == "relay" {
+			u := url
+			if r.name == "relay" {
+				u = fmt.Sprintf("http://127.0.0.1:%d/blob", b.relay.port())
+			}
+			cmd := exec.Command("curl", "-sS", "--noproxy", "*", "-o", "/dev/null", "-w", format, u)
 			cmd.Env = b.env
 			cmd.Stderr = os.Stderr
 			return cmd.Output()

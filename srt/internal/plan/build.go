@@ -362,6 +362,9 @@ func (b *builder) read(s spelled, deny, strong bool) error {
 		return err
 	}
 	for _, t := range targets {
+		if deny {
+			b.p.ReadsDenied = true
+		}
 		if t.path == "/" && deny {
 			b.denyRoot(s, strong)
 			continue

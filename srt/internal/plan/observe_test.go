@@ -6,6 +6,7 @@ import (
 
 	"github.com/srt-sandbox/srt/internal/fsview"
 	"github.com/srt-sandbox/srt/internal/initstage"
+	"github.com/srt-sandbox/srt/settings"
 )
 
 // checkObserveRules holds the observer's rules to Writable and Readable on
@@ -48,5 +49,50 @@ func checkObserveRules(t *testing.T, p *Plan) {
 		if got := r.Refused(path, false); got == p.Readable(path) {
 			t.Errorf("observer: a read of %s refused %v, but Readable says %v", path, got, p.Readable(path))
 		}
+	}
+}
+
+// TestReadsDenied: the observer watches reads only when the settings hide
+// a path from them (a denyRead or credentials.files deny that names an
+// existing path, or tlsTerminate's CA key); the kernel's covers and the
+// mandatory placeholders, which every plan has, do not count.
+func TestReadsDenied(t *testing.T) {
+	cases := []struct {
+		name, settings string
+		in             func(*Input)
+		want           bool
+	}{
+		{"defaults", fsSettings(`{"denyRead":[],"allowWrite":["."],"denyWrite":[]}`), nil, false},
+		{"deny-write-only", fsSettings(`{"denyRead":[],"allowWrite":["."],"denyWrite":["src"]}`), nil, false},
+		{"deny-read-missing", fsSettings(`{"denyRead":["~/no-such-dir"],"allowWrite":[],"denyWrite":[]}`), nil, false},
+		{"deny-read", fsSettings(`{"denyRead":["~/.ssh"],"allowWrite":[],"denyWrite":[]}`), nil, true},
+		{"deny-read-pattern", fsSettings(`{"denyRead":["**/.env"],"allowWrite":[],"denyWrite":[]}`), nil, true},
+		{"deny-root", fsSettings(`{"denyRead":["/"],"allowRead":["/usr"],"allowWrite":[],"denyWrite":[]}`), nil, true},
+		{"credential-file", withCredentials(fsSettings(`{"denyRead":[],"allowWrite":[],"denyWrite":[]}`), `{"files":[{"path":"/mnt/secrets/aws/credentials","mode":"deny"}]}`), nil, true},
+		{"ca-key", `{"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"network":{"allowedDomains":[],"deniedDomains":[],"tlsTerminate":{"caCertPath":"/home/u/ca/ca.crt","caKeyPath":"/home/u/ca/ca.key"}}}`,
+			func(in *Input) { in.CACert, in.CAKey = "/home/u/ca/ca.crt", "/home/u/ca/ca.key" }, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			cfg, err := settings.Parse([]byte(c.settings))
+			if err != nil {
+				t.Fatal(err)
+			}
+			in := Input{Config: cfg, FS: host(), Cwd: "/home/u/proj", Home: "/home/u", UID: 1000, TmpDir: PrivateTmp,
+				Command: []string{"/usr/bin/bash", "-c", "true"}}
+			if c.in != nil {
+				c.in(&in)
+			}
+			p, err := Build(in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !p.ObserveRules().Hides() {
+				t.Fatal("the plan hides nothing at all: the case no longer tells the settings' hiding from the kernel's covers")
+			}
+			if p.ReadsDenied != c.want {
+				t.Errorf("ReadsDenied = %v, want %v", p.ReadsDenied, c.want)
+			}
+		})
 	}
 }

@@ -229,6 +229,12 @@ type Plan struct {
 	// WriteRoots are the directories and files that are writable inside:
 	// the second write barrier (Landlock) allows writes beneath these only.
 	WriteRoots []string
+	// ReadsDenied says whether the settings hide a path from reads
+	// (denyRead, credentials.files, tlsTerminate's CA key). Only then does
+	// the filesystem observer watch reads: the kernel's covers and the
+	// mandatory placeholders read as empty files, which is no refusal, and
+	// a notified open costs more than the open itself (docs/benchmarks.md).
+	ReadsDenied bool
 	// Warnings are printed on every run: each says what a setting could
 	// not do.
 	Warnings []string
