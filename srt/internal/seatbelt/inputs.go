@@ -1,7 +1,6 @@
 package seatbelt
 
 import (
-	"crypto/rand"
 	"fmt"
 	"path/filepath"
 	"strings"
@@ -9,6 +8,7 @@ import (
 	"github.com/srt-sandbox/decider/srtlink"
 	"github.com/srt-sandbox/srt/internal/fsview"
 	"github.com/srt-sandbox/srt/internal/glob"
+	"github.com/srt-sandbox/srt/internal/kernrand"
 	"github.com/srt-sandbox/srt/internal/plan"
 	"github.com/srt-sandbox/srt/settings"
 )
@@ -387,9 +387,7 @@ func LogTag(key, nonce string) string {
 func randomNonce() string {
 	const alphabet = "abcdefghijklmnopqrstuvwxyz0123456789"
 	var b [9]byte
-	if _, err := rand.Read(b[:]); err != nil {
-		panic(err) // crypto/rand does not fail on supported platforms
-	}
+	kernrand.Fill(b[:])
 	for i := range b {
 		b[i] = alphabet[int(b[i])%len(alphabet)]
 	}
