@@ -34,16 +34,18 @@ func (p *Pattern) Regex(subtree bool) (string, error) {
 		return b.String(), nil
 	}
 	for i, g := range p.segs {
-		switch g.kind {
-		case segLiteral:
+		switch {
+		case g.kind == segLiteral:
 			b.WriteByte('/')
 			b.WriteString(quoteRegex(g.lit))
-		case segDoubleStar:
+		case g.kind == segDoubleStar:
 			if i == len(p.segs)-1 {
 				b.WriteString("(/[^/]+)+") // one or more segments, as Match
 			} else {
 				b.WriteString("(/[^/]+)*")
 			}
+		case len(g.toks) == 1 && g.toks[0].kind == tokStar:
+			b.WriteString("/[^/]+") // a name is never empty: "/*" does not match "/"
 		default:
 			b.WriteByte('/')
 			for _, t := range g.toks {
