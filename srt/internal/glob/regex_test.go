@@ -26,7 +26,7 @@ func TestRegex(t *testing.T) {
 		{"/a/[[]x", `^/a/[[]x$`},
 		{"/a/[!a]]x", `^/a/[^/a]\]x$`},
 		{"/a/[!\\-^]x", `^/a/[^]/\\^]x$`}, // the range \-^ holds ']'
-		{"/*", `^/[^/]+$`},                  // a name is never empty: "/" does not match
+		{"/*", `^/[^/]+$`},                // a name is never empty: "/" does not match
 		{"/a/[é]x", `^/a/éx$`},
 		{"/a/[aé]x", `^/a/(a|é)x$`},
 		{"/a/[user-id]/(x)+{1}|$", `^/a/\[user-id\]/\(x\)\+\{1\}\|\$$`},
