@@ -124,6 +124,11 @@ func FromSettings(cfg *settings.Config, env Env) (Inputs, error) {
 	if !filepath.IsAbs(env.Cwd) || !filepath.IsAbs(env.Home) {
 		return Inputs{}, fmt.Errorf("seatbelt: the working directory (%q) and home (%q) must be absolute paths", env.Cwd, env.Home)
 	}
+	for _, d := range []struct{ what, path string }{{"the working directory", env.Cwd}, {"the home directory", env.Home}} {
+		if _, err := sbplString(d.path); err != nil {
+			return Inputs{}, fmt.Errorf("seatbelt: %s: %w", d.what, err)
+		}
+	}
 	fsys := env.FS
 	if fsys == nil {
 		fsys = fsview.OS{}
