@@ -92,7 +92,11 @@ type Env struct {
 	CommandID string
 	// Cwd and Home are absolute.
 	Cwd, Home string
-	// Environ is what the command would inherit, KEY=value.
+	// Environ is what the command would inherit, KEY=value, with the
+	// masks of credentials.envVars already applied (the sentinels in
+	// place of the values, as srt's sandbox package makes them on Linux
+	// before it plans): FromSettings removes the denied variables, and
+	// passes every other one through.
 	Environ []string
 	// HTTPPort and SOCKSPort are srt's proxies on localhost; 0 and 0: the
 	// command reaches no network. ProxyUser and ProxyToken are their
@@ -243,9 +247,10 @@ func FromSettings(cfg *settings.Config, env Env) (Inputs, error) {
 }
 
 // entryRules are the rules of an entry: its pattern beneath its base, and
-// for a deny also the path it spells where that exists (a name on disk may
-// hold pattern characters: "vault/[v1]" is also that directory, as on
-// Linux).
+// for a deny also the readings a name on disk gives it, as on Linux: a
+// directory "vault/[v1.2]" makes "vault/[v1.2]/*" also the pattern "*"
+// beneath that very directory, and an entry whose whole path exists as
+// spelled also that path.
 func entryRules(e plan.Entry, deny bool, fsys fsview.FS) []Rule {
 	if !e.Pattern {
 		return []Rule{{Anchor: e.Abs, Field: e.Field}}
@@ -257,10 +262,29 @@ func entryRules(e plan.Entry, deny bool, fsys fsview.FS) []Rule {
 	for i < len(parts)-1 && !glob.IsPattern(parts[i]) {
 		i++
 	}
-	anchor := filepath.Join(e.Base, strings.Join(parts[:i], "/"))
-	out := []Rule{{Anchor: anchor, Glob: strings.Join(parts[i:], "/"), Field: e.Field}}
-	if _, err := fsys.Lstat(e.Abs); deny && err == nil {
-		out = append(out, Rule{Anchor: e.Abs, Field: e.Field})
+	out := []Rule{{Anchor: filepath.Join(e.Base, strings.Join(parts[:i], "/")), Glob: strings.Join(parts[i:], "/"), Field: e.Field}}
+	if !deny {
+		return out
+	}
+	// The components from the first pattern on that exist as spelled are
+	// names: beneath the deepest such directory, the rest is a pattern
+	// again where it holds one.
+	for j := i; j < len(parts); j++ {
+		anchor := filepath.Join(e.Base, strings.Join(parts[:j+1], "/"))
+		if _, err := fsys.Lstat(anchor); err != nil {
+			break
+		}
+		rest := strings.Join(parts[j+1:], "/")
+		switch {
+		case rest == "":
+			out = append(out, Rule{Anchor: anchor, Field: e.Field})
+		case glob.IsPattern(rest) && glob.IsPattern(parts[j]):
+			k := j + 1
+			for k < len(parts)-1 && !glob.IsPattern(parts[k]) {
+				k++
+			}
+			out = append(out, Rule{Anchor: filepath.Join(anchor, strings.Join(parts[j+1:k], "/")), Glob: strings.Join(parts[k:], "/"), Field: e.Field})
+		}
 	}
 	return out
 }
