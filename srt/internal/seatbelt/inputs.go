@@ -243,7 +243,50 @@ func FromSettings(cfg *settings.Config, env Env) (Inputs, error) {
 	}
 	out.WriteAllow = append(out.WriteAllow, defaultWrites(in.Home, tmp, out.ReadDeny, out.ReadAllow)...)
 	out.WriteDeny = append(out.WriteDeny, mandatory(r, in.Cwd, fsys, cfg.Filesystem.AllowGitConfig)...)
+	// Seatbelt matches the path the kernel resolved (/tmp/x is
+	// /private/tmp/x): a deny holds as spelled and as resolved, an allow
+	// grants the resolved path.
+	out.ReadDeny = resolve(fsys, out.ReadDeny, true)
+	out.StrongReadDeny = resolve(fsys, out.StrongReadDeny, true)
+	out.WriteDeny = resolve(fsys, out.WriteDeny, true)
+	out.ReadAllow = resolve(fsys, out.ReadAllow, false)
+	out.WriteAllow = resolve(fsys, out.WriteAllow, false)
+	for i, s := range out.AllowUnixSockets {
+		out.AllowUnixSockets[i] = resolvedPath(fsys, s)
+	}
 	return out, nil
+}
+
+// resolve makes the rules' anchors resolved paths (their existing part's
+// symlinks resolved); for denies, the spelled rule stays beside the
+// resolved one. /dev's entries are kept as spelled, as the reference's
+// profile has them.
+func resolve(fsys fsview.FS, rs []Rule, deny bool) []Rule {
+	var out []Rule
+	for _, r := range rs {
+		real := r
+		real.Anchor = resolvedPath(fsys, r.Anchor)
+		if deny || real.Anchor == r.Anchor {
+			out = append(out, r)
+		}
+		if real.Anchor != r.Anchor {
+			out = append(out, real)
+		}
+	}
+	return out
+}
+
+// resolvedPath is p with the symlinks of its existing part resolved (p
+// when that fails, and for /dev's entries).
+func resolvedPath(fsys fsview.FS, p string) string {
+	if fsview.IsWithin(p, "/dev") {
+		return p
+	}
+	existing, missing, err := fsview.ResolveExisting(fsys, p)
+	if err != nil {
+		return p
+	}
+	return filepath.Join(existing, missing)
 }
 
 // entryRules are the rules of an entry: its pattern beneath its base, and
