@@ -194,7 +194,14 @@ func FromSettings(cfg *settings.Config, env Env) (Inputs, error) {
 	if env.CAKey != "" {
 		out.StrongReadDeny = append(out.StrongReadDeny, Rule{Anchor: filepath.Clean(env.CAKey), Field: "network.tlsTerminate.caKeyPath"})
 	}
+	// A masked file is hidden even with the filesystem rules off, as
+	// masks apply then on Linux.
+	for _, f := range env.MaskedFiles {
+		out.StrongReadDeny = append(out.StrongReadDeny, Rule{Anchor: filepath.Clean(f), Field: "credentials.files (masked: macOS hides it)"})
+	}
 	if cfg.Filesystem.Disabled {
+		out.StrongReadDeny = resolve(fsys, out.StrongReadDeny, true)
+		out.WriteDeny = resolve(fsys, out.WriteDeny, true)
 		return out, nil
 	}
 	rules := func(es []plan.Entry, deny bool) ([]Rule, error) {
@@ -222,9 +229,6 @@ func FromSettings(cfg *settings.Config, env Env) (Inputs, error) {
 		return Inputs{}, err
 	}
 	out.StrongReadDeny = append(strong, out.StrongReadDeny...)
-	for _, f := range env.MaskedFiles {
-		out.StrongReadDeny = append(out.StrongReadDeny, Rule{Anchor: filepath.Clean(f), Field: "credentials.files (masked: macOS hides it)"})
-	}
 	deny, err := rules(r.DenyWrite, true)
 	if err != nil {
 		return Inputs{}, err
