@@ -3,6 +3,7 @@ package seatbelt
 import (
 	"fmt"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -168,18 +169,18 @@ func depth(r Rule) int {
 // files writes the filesystem rules. Seatbelt applies the last rule that
 // matches, so rules are written from the least to the most specific:
 //
-//   - reads: everything, then denyRead and allowRead paths from the
-//     shallowest to the deepest (a deny at the same path as an allow
+//   - reads: everything, then denyRead and allowRead (and allowWrite)
+//     paths from the shallowest to the deepest (a deny at the same path as an allow
 //     first, so the allow wins, as on Linux), then denyRead patterns
 //     (a pattern names paths below its literal part: more specific than
 //     an allow of that part), then the denies no allow re-opens;
-//   - writes: the write roots, then the write denies;
-//   - renames and removals (file-write-unlink, file-write-create): in the
-//     order of the reads, a hidden path's contents cannot be moved out of
-//     it, nor anything moved in (where an allowRead re-opens a writable
-//     part, they can); then a protected or hidden path itself, and every
-//     directory above it, cannot be renamed or removed, as Linux's pins
-//     forbid: the protection cannot be moved away.
+//   - writes: the write roots; then, in the order of the reads, a hidden
+//     path cannot be written (nor its contents moved out), but where an
+//     allowRead re-opens a part of a write root; then the write denies;
+//   - renames and removals (file-write-unlink, file-write-create): a
+//     protected or hidden path itself, and every directory above it,
+//     cannot be renamed or removed, as Linux's pins forbid: the
+//     protection cannot be moved away.
 func (w *writer) files(in Inputs, tag string) {
 	w.line("")
 	w.line("; Files")
@@ -205,8 +206,17 @@ func (w *writer) files(in Inputs, tag string) {
 			lit = append(lit, item{r, true})
 		}
 	}
-	for _, r := range in.ReadAllow {
+	// Reads are allowed by allowRead and by allowWrite alike (as on
+	// Linux: what may be written may be read); "/" denied is every
+	// top-level entry but the kernel's own, as on Linux: /dev stays.
+	for _, r := range append(append([]Rule(nil), in.ReadAllow...), in.WriteAllow...) {
 		lit = append(lit, item{r, false})
+	}
+	for _, r := range in.ReadDeny {
+		if r.Anchor == "/" && r.Glob == "" {
+			lit = append(lit, item{Rule{Anchor: "/dev", Field: r.Field + " (but /dev)"}, false})
+			break
+		}
 	}
 	sort.SliceStable(lit, func(i, j int) bool {
 		di, dj := depth(lit[i].r), depth(lit[j].r)
@@ -216,14 +226,19 @@ func (w *writer) files(in Inputs, tag string) {
 		return lit[i].deny && !lit[j].deny
 	})
 	// runs calls f for each run of items of the same action.
+	// An allow before the first deny repeats what everything allowed
+	// says already: it is left out.
 	runs := func(f func(deny bool, rs []Rule)) {
+		denied := false
 		for i := 0; i < len(lit); {
 			j := i
 			var rs []Rule
 			for ; j < len(lit) && lit[j].deny == lit[i].deny; j++ {
 				rs = append(rs, lit[j].r)
 			}
-			f(lit[i].deny, rs)
+			if denied = denied || lit[i].deny; denied {
+				f(lit[i].deny, rs)
+			}
 			i = j
 		}
 	}
@@ -241,14 +256,15 @@ func (w *writer) files(in Inputs, tag string) {
 	w.line("(allow file-read-metadata (vnode-type DIRECTORY))")
 
 	w.line("")
-	w.rule("allow", "file-write*", w.filters(in.WriteAllow), tag)
-	w.rule("deny", "file-write*", w.filters(in.WriteDeny), tag)
-
-	w.line("")
 	roots := w.filters(in.WriteAllow)
+	w.rule("allow", "file-write*", roots, tag)
+	// A hidden path is not written either (on Linux it is an empty
+	// directory, or /dev/null: the host's file is out of reach), but
+	// where an allowRead re-opens a writable part, in the order of the
+	// reads.
 	runs(func(deny bool, rs []Rule) {
 		if deny {
-			w.rule("deny", moves, w.filters(rs), tag)
+			w.rule("deny", "file-write*", w.filters(rs), tag)
 			return
 		}
 		if len(roots) == 0 {
@@ -256,11 +272,16 @@ func (w *writer) files(in Inputs, tag string) {
 		}
 		var fs []string
 		for _, f := range w.filters(rs) {
-			fs = append(fs, "(require-all "+f+" (require-any "+strings.Join(roots, " ")+"))")
+			if slices.Contains(roots, f) {
+				fs = append(fs, f) // a write root itself
+			} else {
+				fs = append(fs, "(require-all "+f+" (require-any "+strings.Join(roots, " ")+"))")
+			}
 		}
-		w.rule("allow", moves, fs, tag)
+		w.rule("allow", "file-write*", fs, tag)
 	})
-	w.rule("deny", moves, w.filters(append(append([]Rule(nil), globs...), in.StrongReadDeny...)), tag)
+	w.rule("deny", "file-write*", w.filters(append(append([]Rule(nil), globs...), in.StrongReadDeny...)), tag)
+	w.rule("deny", "file-write*", w.filters(in.WriteDeny), tag)
 	hidden := append(append([]Rule(nil), in.ReadDeny...), in.StrongReadDeny...)
 	w.rule("deny", moves, w.pins(in.WriteDeny, hidden), tag)
 }
