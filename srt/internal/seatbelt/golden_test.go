@@ -41,60 +41,72 @@ func macHost() *fsview.Mem {
 
 const token = "0123456789abcdef0123456789abcdef"
 
-func TestGolden(t *testing.T) {
-	cases := []struct {
-		name, settings string
-		env            func(e *Env)
-	}{
-		{name: "defaults", settings: `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`},
-		{name: "typical", settings: `{"network":{"allowedDomains":["github.com"],"deniedDomains":[]},
-			"filesystem":{"denyRead":["~/.ssh","~/.aws","**/*.pem",".env"],"allowRead":["~/.ssh/known_hosts"],"allowWrite":[".","/tmp/build"],"denyWrite":["deploy.sh","src/*.lock"]}}`},
-		{name: "disabled", settings: `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"disabled":true,"denyRead":["~/.ssh"],"allowWrite":[],"denyWrite":[]}}`,
-			env: func(e *Env) { e.SettingsFiles = []string{"/Users/u/.srt-settings.json"} }},
-		{name: "network-options", settings: `{"network":{"allowedDomains":[],"deniedDomains":[],"allowLocalBinding":true,"allowAllUnixSockets":true,"allowMachLookup":["com.apple.coreaudio.*","org.example.agent"]},
-			"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"enableWeakerNetworkIsolation":true,"allowAppleEvents":true,"allowPty":true}`},
-		{name: "unix-sockets", settings: `{"network":{"allowedDomains":[],"deniedDomains":[],"allowUnixSockets":["/var/run/docker.sock","~/.colima/","/private/tmp/sockets"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`},
-		{name: "credentials", settings: `{"network":{"allowedDomains":["api.example.com"],"deniedDomains":[],"tlsTerminate":{"caCertPath":"/Users/u/ca/ca.crt","caKeyPath":"/Users/u/ca/ca.key"}},
-			"filesystem":{"denyRead":[],"allowRead":["~"],"allowWrite":["."],"denyWrite":[]},
-			"credentials":{"files":[{"path":"~/.aws/credentials","mode":"deny"},{"path":"~/.netrc","mode":"mask"}],"envVars":[{"name":"GITHUB_TOKEN","mode":"deny"},{"name":"NPM_TOKEN","mode":"mask"}]}}`,
-			env: func(e *Env) {
-				e.MaskedFiles = []string{"/Users/u/.netrc"}
-				e.CAKey = "/Users/u/ca/ca.key"
-				e.Environ = append(e.Environ, "GITHUB_TOKEN=ghp_x", "NPM_TOKEN=npm_x")
-			}},
-		{name: "brackets-in-cwd", settings: `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":["secrets/*.key","~/vault/[v1.2]/*"],"allowWrite":["."],"denyWrite":["[ab]?.txt"]}}`,
-			env: func(e *Env) { e.Cwd = "/Users/u/[WIP] proj (1)" }},
-		{name: "enclosing-repo-allow-git-config", settings: `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":["~/repo"],"denyWrite":[],"allowGitConfig":true}}`,
-			env: func(e *Env) { e.Cwd = "/Users/u/repo/pkg" }},
-		{name: "deny-root", settings: `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":["/","~/proj/.env"],"allowRead":["/usr","/System","/Library","~/proj","/private/tmp"],"allowWrite":["~/proj"],"denyWrite":[]}}`},
-		{name: "environment", settings: `{"network":{"allowedDomains":[],"deniedDomains":[],"httpProxyPort":8080},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},
-			"environment":{"allow":["PATH","HOME","LANG","LC_*"]},"git":{"safeDirectories":["~/proj","/srv/repo/"]}}`,
-			env: func(e *Env) {
-				e.HTTPExternal = true
-				e.TmpDir = "/private/tmp/srt-501-abc"
-				e.Environ = append(e.Environ, "LC_ALL=C", "AWS_SECRET_ACCESS_KEY=x", "JAVA_TOOL_OPTIONS=-Xmx1g")
-			}},
+// goldenCase is a settings file and the changes to the command's host.
+type goldenCase struct {
+	name, settings string
+	env            func(e *Env)
+}
+
+// goldenCases are the representative settings whose profiles are pinned.
+var goldenCases = []goldenCase{
+	{name: "defaults", settings: `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`},
+	{name: "typical", settings: `{"network":{"allowedDomains":["github.com"],"deniedDomains":[]},
+		"filesystem":{"denyRead":["~/.ssh","~/.aws","**/*.pem",".env"],"allowRead":["~/.ssh/known_hosts"],"allowWrite":[".","/tmp/build"],"denyWrite":["deploy.sh","src/*.lock"]}}`},
+	{name: "disabled", settings: `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"disabled":true,"denyRead":["~/.ssh"],"allowWrite":[],"denyWrite":[]}}`,
+		env: func(e *Env) { e.SettingsFiles = []string{"/Users/u/.srt-settings.json"} }},
+	{name: "network-options", settings: `{"network":{"allowedDomains":[],"deniedDomains":[],"allowLocalBinding":true,"allowAllUnixSockets":true,"allowMachLookup":["com.apple.coreaudio.*","org.example.agent"]},
+		"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"enableWeakerNetworkIsolation":true,"allowAppleEvents":true,"allowPty":true}`},
+	{name: "unix-sockets", settings: `{"network":{"allowedDomains":[],"deniedDomains":[],"allowUnixSockets":["/var/run/docker.sock","~/.colima/","/private/tmp/sockets"]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`},
+	{name: "credentials", settings: `{"network":{"allowedDomains":["api.example.com"],"deniedDomains":[],"tlsTerminate":{"caCertPath":"/Users/u/ca/ca.crt","caKeyPath":"/Users/u/ca/ca.key"}},
+		"filesystem":{"denyRead":[],"allowRead":["~"],"allowWrite":["."],"denyWrite":[]},
+		"credentials":{"files":[{"path":"~/.aws/credentials","mode":"deny"},{"path":"~/.netrc","mode":"mask"}],"envVars":[{"name":"GITHUB_TOKEN","mode":"deny"},{"name":"NPM_TOKEN","mode":"mask"}]}}`,
+		env: func(e *Env) {
+			e.MaskedFiles = []string{"/Users/u/.netrc"}
+			e.CAKey = "/Users/u/ca/ca.key"
+			e.Environ = append(e.Environ, "GITHUB_TOKEN=ghp_x", "NPM_TOKEN=npm_x")
+		}},
+	{name: "brackets-in-cwd", settings: `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":["secrets/*.key","~/vault/[v1.2]/*"],"allowWrite":["."],"denyWrite":["[ab]?.txt"]}}`,
+		env: func(e *Env) { e.Cwd = "/Users/u/[WIP] proj (1)" }},
+	{name: "enclosing-repo-allow-git-config", settings: `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":["~/repo"],"denyWrite":[],"allowGitConfig":true}}`,
+		env: func(e *Env) { e.Cwd = "/Users/u/repo/pkg" }},
+	{name: "deny-root", settings: `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":["/","~/proj/.env"],"allowRead":["/usr","/System","/Library","~/proj","/private/tmp"],"allowWrite":["~/proj"],"denyWrite":[]}}`},
+	{name: "environment", settings: `{"network":{"allowedDomains":[],"deniedDomains":[],"httpProxyPort":8080},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},
+		"environment":{"allow":["PATH","HOME","LANG","LC_*"]},"git":{"safeDirectories":["~/proj","/srv/repo/"]}}`,
+		env: func(e *Env) {
+			e.HTTPExternal = true
+			e.TmpDir = "/private/tmp/srt-501-abc"
+			e.Environ = append(e.Environ, "LC_ALL=C", "AWS_SECRET_ACCESS_KEY=x", "JAVA_TOOL_OPTIONS=-Xmx1g")
+		}},
+}
+
+// profileOf generates the profile of a golden case.
+func profileOf(t *testing.T, c goldenCase) *Profile {
+	t.Helper()
+	cfg, err := settings.Parse([]byte(c.settings))
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, c := range cases {
+	env := Env{Command: "npm test", Cwd: "/Users/u/proj", Home: "/Users/u",
+		Environ:  []string{"PATH=/usr/bin:/bin", "HOME=/Users/u", "LANG=en_US.UTF-8"},
+		HTTPPort: 3128, SOCKSPort: 1080, ProxyToken: token, Nonce: "golden", FS: macHost()}
+	if c.env != nil {
+		c.env(&env)
+	}
+	in, err := FromSettings(cfg, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Generate(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestGolden(t *testing.T) {
+	for _, c := range goldenCases {
 		t.Run(c.name, func(t *testing.T) {
-			cfg, err := settings.Parse([]byte(c.settings))
-			if err != nil {
-				t.Fatal(err)
-			}
-			env := Env{Command: "npm test", Cwd: "/Users/u/proj", Home: "/Users/u",
-				Environ:  []string{"PATH=/usr/bin:/bin", "HOME=/Users/u", "LANG=en_US.UTF-8"},
-				HTTPPort: 3128, SOCKSPort: 1080, ProxyToken: token, Nonce: "golden", FS: macHost()}
-			if c.env != nil {
-				c.env(&env)
-			}
-			in, err := FromSettings(cfg, env)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p, err := Generate(in)
-			if err != nil {
-				t.Fatal(err)
-			}
+			p := profileOf(t, c)
 			if _, err := parseSBPL(p.SBPL); err != nil {
 				t.Fatalf("the profile does not read back: %v", err)
 			}
