@@ -158,4 +158,3 @@ func TestProfileDecisions(t *testing.T) {
 		})
 	}
 }
-
