@@ -68,8 +68,9 @@ type Inputs struct {
 	// Env are the changes made to it, in order.
 	Environ []string
 	Env     []plan.EnvOp
-	// Secrets are values of Env no message or String shows (the proxy
-	// password).
+	// Secrets are the values of Env that are secrets (the proxy
+	// password): the profile never holds them, and callers keep them
+	// out of what they log (Profile.ShellCommand has them).
 	Secrets []string
 	// Warnings say what a setting could not do on macOS.
 	Warnings []string
