@@ -110,6 +110,11 @@ func TestGolden(t *testing.T) {
 			if _, err := parseSBPL(p.SBPL); err != nil {
 				t.Fatalf("the profile does not read back: %v", err)
 			}
+			// The proxy password is in the environment only, never in
+			// the argv (which every process of the host can read).
+			if strings.Contains(strings.Join(p.Argv, "\x00"), token) {
+				t.Errorf("the argv holds the proxy token")
+			}
 			golden(t, c.name, render(p))
 		})
 	}
