@@ -19,7 +19,7 @@ import (
 // of channel srt and the decider share.
 func socketpair(t testing.TB) (a, b *os.File) {
 	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|sockCloexec, 0)
 	if err != nil {
 		t.Fatalf("socketpair: %v", err)
 	}

@@ -14,7 +14,7 @@ import (
 // pair is a connected Unix stream socket pair.
 func pair(t *testing.T) (a, b *net.UnixConn) {
 	t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|sockCloexec, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

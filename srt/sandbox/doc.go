@@ -13,9 +13,3 @@
 // or that cannot be re-executed, can name another binary that links this
 // package (the srt tool does) in Options.InitExecutable.
 package sandbox
-
-import "github.com/srt-sandbox/srt/internal/initstage"
-
-func init() {
-	initstage.Main()
-}

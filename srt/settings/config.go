@@ -43,10 +43,25 @@ type Config struct {
 	Backend     string
 	AllowWeaker []string
 
+	// MacOS are the settings only the macOS sandbox applies (Seatbelt,
+	// internal/seatbelt); Linux ignores them (Ignored lists them).
+	MacOS MacOS
+
 	// Ignored lists the keys that were accepted but have no effect on Linux
 	// (macOS and Windows settings, and settings of the reference's own helper
 	// programs), as dotted paths, so callers can say so in debug output.
 	Ignored []string
+}
+
+// MacOS are the settings of the macOS sandbox alone.
+type MacOS struct {
+	// AllowMachLookup are the Mach services the command may look up
+	// (network.allowMachLookup): names, or prefixes written "prefix*".
+	AllowMachLookup []string
+	// EnableWeakerNetworkIsolation allows the trustd lookup TLS
+	// verification needs; AllowAppleEvents sending Apple events (open,
+	// osascript); AllowPty pseudo-terminals.
+	EnableWeakerNetworkIsolation, AllowAppleEvents, AllowPty bool
 }
 
 // Network is the network section: the part the decider applies

@@ -34,7 +34,7 @@ func (c *checker) network(p path, v *value, cfg *Config, root *value) {
 		}},
 		{Name: "allowAllUnixSockets", Check: func(p path, v *value) { n.AllowAllUnixSockets, _ = c.Boolean(p, v) }},
 		{Name: "allowLocalBinding", Check: func(p path, v *value) { n.AllowLocalBinding, _ = c.Boolean(p, v) }},
-		{Name: "allowMachLookup", Check: c.machLookup},
+		{Name: "allowMachLookup", Check: func(p path, v *value) { cfg.MacOS.AllowMachLookup = c.machLookup(p, v) }},
 		{Name: "httpProxyPort", Check: func(p path, v *value) { n.HTTPProxyPort, _ = c.Integer(p, v, 1, 65535) }},
 		{Name: "socksProxyPort", Check: func(p path, v *value) { n.SOCKSProxyPort, _ = c.Integer(p, v, 1, 65535) }},
 		{Name: "mitmProxy", Check: func(p path, v *value) {
@@ -149,17 +149,22 @@ func (c *checker) url(p path, v *value) (string, bool) {
 	return s, true
 }
 
-func (c *checker) machLookup(p path, v *value) {
+// machLookup checks network.allowMachLookup and returns its valid names.
+func (c *checker) machLookup(p path, v *value) []string {
 	names, _ := c.Strings(p, v, false)
 	arr := v.Arr
+	var out []string
 	for i, s := range names {
 		if i >= len(arr) || arr[i].Kind != kindString {
 			continue
 		}
 		if k := strings.Index(s, "*"); k >= 0 && k != len(s)-1 {
 			c.Add(p.Idx(i), "%s", machLookupMessage)
+			continue
 		}
+		out = append(out, s)
 	}
+	return out
 }
 
 func (c *checker) tlsTerminate(p path, v *value) *TLSTerminate {

@@ -26,9 +26,9 @@ func (c *checker) topFields(cfg *Config, root *value) []field {
 		{Name: "requireLandlock", Check: func(p path, v *value) { c.requireLandlock(p, v, cfg, root) }},
 		{Name: "backend", Check: func(p path, v *value) { c.backend(p, v, cfg) }},
 		{Name: "allowWeaker", Check: func(p path, v *value) { c.allowWeaker(p, v, cfg) }},
-		{Name: "enableWeakerNetworkIsolation", Check: func(p path, v *value) { c.Boolean(p, v) }},
-		{Name: "allowAppleEvents", Check: func(p path, v *value) { c.Boolean(p, v) }},
-		{Name: "allowPty", Check: func(p path, v *value) { c.Boolean(p, v) }},
+		{Name: "enableWeakerNetworkIsolation", Check: func(p path, v *value) { cfg.MacOS.EnableWeakerNetworkIsolation, _ = c.Boolean(p, v) }},
+		{Name: "allowAppleEvents", Check: func(p path, v *value) { cfg.MacOS.AllowAppleEvents, _ = c.Boolean(p, v) }},
+		{Name: "allowPty", Check: func(p path, v *value) { cfg.MacOS.AllowPty, _ = c.Boolean(p, v) }},
 		{Name: "ripgrep", Check: c.ripgrep},
 		{Name: "mandatoryDenySearchDepth", Check: func(p path, v *value) {
 			if n, ok := c.Integer(p, v, 1, 10); ok {

@@ -147,7 +147,7 @@ func (p *proc) rest() []string {
 
 func socketPair(t *testing.T) (*os.File, *os.File) {
 	t.Helper()
-	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+	fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|sockCloexec, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -141,7 +141,7 @@ type deciderProc struct {
 
 func startDecider(t *testing.T, bin string, length bool) *deciderProc {
 	pair := func() (*os.File, *os.File) {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|sockCloexec, 0)
 		if err != nil {
 			t.Fatal(err)
 		}

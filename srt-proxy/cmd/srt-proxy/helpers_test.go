@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -132,7 +134,7 @@ func verdict(id uint64, rest string) string {
 // socketPair returns two connected Unix stream sockets as files.
 func socketPair(t *testing.T) (*os.File, *os.File) {
 	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|sockCloexec, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

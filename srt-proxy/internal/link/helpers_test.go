@@ -28,7 +28,7 @@ type fakeDecider struct {
 // socketPair returns two connected stream sockets.
 func socketPair(t *testing.T) (net.Conn, net.Conn) {
 	t.Helper()
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|sockCloexec, 0)
 	if err != nil {
 		t.Fatal(err)
 	}

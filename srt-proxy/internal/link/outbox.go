@@ -146,7 +146,7 @@ func (l *Link) tryWrite(b []byte) (n int, err error) {
 	cerr := l.direct.Control(func(fd uintptr) {
 		for n < len(b) {
 			m, _, e := syscall.Syscall6(syscall.SYS_SENDTO, fd, uintptr(unsafe.Pointer(&b[n])), uintptr(len(b)-n),
-				syscall.MSG_DONTWAIT|syscall.MSG_NOSIGNAL, 0, 0)
+				sendFlags, 0, 0)
 			switch {
 			case e == syscall.EINTR:
 			case e != 0:

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command srt-init is srt's in-sandbox init stage: bubblewrap starts it as
 // PID 1 of every sandbox (see package initstage). It is a separate, small
 // program because it is on the path of every command's start; srt falls back

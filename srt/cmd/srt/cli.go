@@ -1,3 +1,5 @@
+//go:build linux
+
 package main
 
 import (
@@ -141,24 +143,14 @@ func runCommand(ctx *cli.Context, stderr io.Writer, signals *signals) (int, erro
 	}
 	log := logger(os.Getenv("SRT_DEBUG") != "", stderr)
 
-	command := ctx.String("c")
-	switch {
-	case ctx.IsSet("c") && ctx.NArg() > 0:
-		fmt.Fprintf(stderr, "srt: warning: -c was given, so the command arguments (%s) are ignored\n", sandbox.Quote(ctx.Args().Slice()))
-	case ctx.IsSet("c"):
-	case ctx.NArg() == 0:
-		return exitFailure, usageError{"no command given; run `srt [flags] -- command [args…]` or `srt -c 'shell command'`"}
-	default:
-		command = sandbox.Quote(ctx.Args().Slice())
+	command, err := commandOf(ctx, stderr)
+	if err != nil {
+		return exitFailure, err
 	}
 
-	path, explicit := ctx.String("settings"), ctx.IsSet("settings")
-	if !explicit {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return exitFailure, fmt.Errorf("cannot find the default settings file: %v; set HOME or pass --settings", err)
-		}
-		path = settings.DefaultPath(home)
+	path, explicit, err := settingsPath(ctx)
+	if err != nil {
+		return exitFailure, err
 	}
 	cfg, found, err := loadSettings(path, explicit)
 	if err != nil {

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command srt runs a command under OS-level limits on what it may read,
 // write and reach over the network. See docs/cli.md.
 package main

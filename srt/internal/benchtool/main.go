@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command benchtool measures srt against baselines taken in the same run and
 // prints ratios (see scripts/bench and docs/benchmarks.md). It never asserts
 // timings: it reports them.

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package bwrap finds bubblewrap, learns what it can do, and explains in
 // plain words why it cannot run when it cannot.
 //

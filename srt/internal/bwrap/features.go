@@ -1,3 +1,5 @@
+//go:build linux
+
 package bwrap
 
 // BindFDVersion is the first bubblewrap with --bind-fd and --ro-bind-fd,

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package e2e holds black-box tests that run the built srt binary with real
 // bubblewrap, as root and as an unprivileged user, and check what a
 // sandboxed command can and cannot do.

@@ -1,3 +1,5 @@
+//go:build linux
+
 package e2e
 
 // Review 12: a hostile review of issue 12 (credential masking) and issue

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package egress runs the network side of srt's sandboxes: the reference
 // decider and srt-proxy, outside every sandbox, joined by a socket pair.
 // srt talks to the decider over the control channel (decider/control) and

@@ -208,8 +208,7 @@ func (i memInfo) Sys() any {
 	if m&fs.ModeSetgid != 0 {
 		mode |= syscall.S_ISGID
 	}
-	st := &syscall.Stat_t{Dev: memDev, Ino: i.n.ino, Nlink: 1, Mode: mode, Uid: i.n.uid, Gid: i.n.gid}
-	st.Ctim.Sec = int64(i.n.ino) // a change time of its own for each file
+	st := newStat(mode, i.n.ino, i.n.uid, i.n.gid)
 	if i.n.links != "" {
 		fmt.Sscan(i.n.links, &st.Nlink) // Nlink's type differs between architectures
 	}

@@ -122,7 +122,7 @@ func TestMemOwnership(t *testing.T) {
 			t.Fatal(err)
 		}
 		st := fi.Sys().(*syscall.Stat_t)
-		if st.Uid != c.uid || st.Gid != c.gid || st.Mode != c.mode || st.Ino == 0 {
+		if st.Uid != c.uid || st.Gid != c.gid || uint32(st.Mode) != c.mode || st.Ino == 0 {
 			t.Errorf("%s: uid %d gid %d mode %o ino %d", c.path, st.Uid, st.Gid, st.Mode, st.Ino)
 		}
 	}

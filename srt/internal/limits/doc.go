@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package limits decides how the settings' limits block is enforced on
 // this machine, for either backend, and holds the cgroup leaf that
 // enforces some of them.

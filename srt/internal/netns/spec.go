@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package netns makes the network namespace a sandbox runs in: only a
 // loopback interface, where srt's proxies listen and, when the capture
 // rules can be installed, where every TCP connection to anywhere but the

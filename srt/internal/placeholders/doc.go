@@ -1,3 +1,5 @@
+//go:build linux
+
 // Package placeholders creates, shares and removes the host paths that srt
 // makes so that a write-protected path which does not exist has something
 // to mount on.

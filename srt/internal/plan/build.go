@@ -260,34 +260,31 @@ func (b *builder) note(format string, args ...any) {
 
 // rules turns the filesystem settings into nodes.
 func (b *builder) rules() error {
-	fsCfg := b.in.Config.Filesystem
 	// Writes first: a deny pattern whose expansion overflows denies whole
 	// the directory beneath a write grant that filled it (overflow.go), so
 	// the grants must be known. No allowWrite or denyWrite entry depends
 	// on a read rule (the default write path does, and comes after).
-	for i, e := range fsCfg.AllowWrite {
-		b.allowWrite(b.spell(fmt.Sprintf("filesystem.allowWrite.%d", i), e))
+	allowWrite, denyWrite, denyRead, credDeny, allowRead := b.lists()
+	for _, s := range allowWrite {
+		b.allowWrite(s)
 	}
-	for i, e := range fsCfg.DenyWrite {
-		if err := b.denyWrite(b.spell(fmt.Sprintf("filesystem.denyWrite.%d", i), e)); err != nil {
+	for _, s := range denyWrite {
+		if err := b.denyWrite(s); err != nil {
 			return err
 		}
 	}
-	for i, e := range fsCfg.DenyRead {
-		if err := b.read(b.spell(fmt.Sprintf("filesystem.denyRead.%d", i), e), true, false); err != nil {
+	for _, s := range denyRead {
+		if err := b.read(s, true, false); err != nil {
 			return err
 		}
 	}
-	for i, f := range b.in.Config.Credentials.Files {
-		if f.Mode != "deny" {
-			continue
-		}
-		if err := b.read(b.spell(fmt.Sprintf("credentials.files.%d.path", i), settings.PathEntry{Path: f.Path}), true, true); err != nil {
+	for _, s := range credDeny {
+		if err := b.read(s, true, true); err != nil {
 			return err
 		}
 	}
-	for i, e := range fsCfg.AllowRead {
-		if err := b.read(b.spell(fmt.Sprintf("filesystem.allowRead.%d", i), e), false, false); err != nil {
+	for _, s := range allowRead {
+		if err := b.read(s, false, false); err != nil {
 			return err
 		}
 	}

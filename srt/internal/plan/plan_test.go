@@ -2,12 +2,11 @@ package plan
 
 import (
 	"flag"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/srt-sandbox/srt/internal/fsview"
+	"github.com/srt-sandbox/srt/internal/goldenfile"
 	"github.com/srt-sandbox/srt/settings"
 )
 
@@ -193,18 +192,5 @@ func TestGolden(t *testing.T) {
 // -update).
 func golden(t *testing.T, name, got string) {
 	t.Helper()
-	file := filepath.Join("testdata", name+".golden")
-	if *update {
-		if err := os.WriteFile(file, []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run with -update to create it)", err)
-	}
-	if got != string(want) {
-		t.Errorf("plan differs from %s:\n--- got\n%s\n--- want\n%s", file, got, want)
-	}
+	goldenfile.Check(t, "plan", name, got, *update)
 }

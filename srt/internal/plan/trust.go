@@ -127,7 +127,7 @@ func changedOf(fi fs.FileInfo) int64 {
 	if !ok {
 		return 0
 	}
-	return st.Ctim.Nano()
+	return ctimeOf(st)
 }
 
 // refuse warns, once per symlink and entry, that s grants nothing at p.

@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command libhost runs several commands under one srt library Manager, as an
 // agent host does: every sandbox then shares one srt-proxy (and its name
 // server's table of fake addresses). The e2e tests use it for attacks

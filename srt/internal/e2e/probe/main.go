@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command probe is the hostile half of the escape suite in srt/internal/e2e.
 // The tests run it inside a sandbox (srt -s settings -- /abs/probe attack
 // args…); each invocation makes one attack and prints what happened, one

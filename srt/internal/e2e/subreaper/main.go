@@ -1,3 +1,5 @@
+//go:build linux
+
 // Command subreaper runs a program as a child subreaper would (a container
 // whose PID 1 is an agent host, a service manager) and reports every
 // process the program left behind: after each run, any process that is

@@ -1,0 +1,7 @@
+package srtlink_test
+
+import "golang.org/x/sys/unix"
+
+// sockCloexec makes a test's socket pairs close-on-exec where the
+// flag exists at creation (macOS has none: sockcloexec_darwin_test.go).
+const sockCloexec = unix.SOCK_CLOEXEC
