@@ -337,7 +337,7 @@ func TestReviewRegexMetaInLiteralPaths(t *testing.T) {
 		regexStrings(forms, &res)
 		var bashrc *regexp.Regexp
 		for _, r := range res {
-			if strings.Contains(r, `bashrc`) && !strings.Contains(r, "bash_") {
+			if strings.Contains(r, `(/[^/]+)*`) && (strings.Contains(r, `\.bashrc(`) || strings.Contains(r, `[Bb][Aa][Ss][Hh][Rr][Cc](`)) {
 				bashrc = regexp.MustCompilePOSIX(r)
 			}
 		}
