@@ -43,7 +43,8 @@
 // become regexes, so files created later are covered too. Writes are
 // allowed only beneath allowWrite and the default write paths, and never
 // to denyWrite, the always-protected names (in the working directory and
-// at any depth beneath it, and in home) or srt's settings files; renaming
+// at any depth beneath it, and in home; in any letter case, as macOS's
+// case-insensitive volumes read them) or srt's settings files; renaming
 // a protected path or a directory above it is denied, so the protection
 // cannot be moved away. The network reaches only the proxies' localhost
 // ports; allowLocalBinding opens localhost for listening and connecting,

@@ -247,7 +247,7 @@ func FromSettings(cfg *settings.Config, env Env) (Inputs, error) {
 		out.WriteAllow = append(out.WriteAllow, Rule{Anchor: e.Abs, Field: e.Field})
 	}
 	out.WriteAllow = append(out.WriteAllow, defaultWrites(in.Home, tmp, out.ReadDeny, out.ReadAllow)...)
-	out.WriteDeny = append(out.WriteDeny, mandatory(r, in.Cwd, fsys, cfg.Filesystem.AllowGitConfig)...)
+	out.WriteDeny = append(out.WriteDeny, mandatory(r, in.Cwd, in.Home, fsys, cfg.Filesystem.AllowGitConfig)...)
 	// Seatbelt matches the path the kernel resolved (/tmp/x is
 	// /private/tmp/x): a deny holds as spelled and as resolved, an allow
 	// grants the resolved path.
@@ -392,10 +392,21 @@ func hiddenLiterally(p string, deny, allow []Rule) bool {
 // beneath it (patterns: files made later are covered), the git hooks and
 // config of the working directory's repositories and of the repository
 // around it.
-func mandatory(r *plan.Resolved, cwd string, fsys fsview.FS, allowGitConfig bool) []Rule {
+//
+// macOS's volumes are case-insensitive by default: ".VSCODE/tasks.json",
+// created where ".vscode" does not exist yet, is what VS Code then opens
+// as ".vscode/tasks.json", but Seatbelt compares the name as spelled. So
+// every protected name is also denied in any case (caseless), as a
+// pattern.
+func mandatory(r *plan.Resolved, cwd, home string, fsys fsview.FS, allowGitConfig bool) []Rule {
 	var out []Rule
 	for _, p := range r.HomeStartup {
 		out = append(out, Rule{Anchor: p.Path, Field: "mandatory (home)"})
+		if rel, err := filepath.Rel(home, p.Path); err == nil && filepath.IsLocal(rel) {
+			if g, ok := caseless(rel); ok {
+				out = append(out, Rule{Anchor: home, Glob: g, Field: "mandatory (home, any case)"})
+			}
+		}
 	}
 	if real, err := fsview.Realpath(fsys, cwd); err == nil {
 		cwd = real
@@ -409,7 +420,11 @@ func mandatory(r *plan.Resolved, cwd string, fsys fsview.FS, allowGitConfig bool
 		names = append(names, ".git/config")
 	}
 	for _, n := range names {
-		out = append(out, Rule{Anchor: filepath.Join(cwd, n), Field: "mandatory"}, Rule{Anchor: cwd, Glob: "**/" + n, Field: "mandatory"})
+		g, ok := caseless(n)
+		if !ok {
+			g = n
+		}
+		out = append(out, Rule{Anchor: filepath.Join(cwd, n), Field: "mandatory"}, Rule{Anchor: cwd, Glob: "**/" + g, Field: "mandatory"})
 	}
 	// The repository around the working directory.
 	for d := filepath.Dir(cwd); cwd != "/"; d = filepath.Dir(d) {
@@ -429,6 +444,29 @@ func mandatory(r *plan.Resolved, cwd string, fsys fsview.FS, allowGitConfig bool
 		}
 	}
 	return out
+}
+
+// caseless is the pattern of rel (a relative path of plain ASCII names)
+// in any case: each letter a set of its two cases (".vscode" is
+// ".[vV][sS][cC][oO][dD][eE]"). It is false for a path holding a
+// character a pattern would read (which no protected name does) or
+// non-ASCII (whose folding is the volume's, not ASCII's).
+func caseless(rel string) (string, bool) {
+	var b strings.Builder
+	for i := 0; i < len(rel); i++ {
+		c := rel[i]
+		switch {
+		case c >= 0x80 || strings.IndexByte(`*?[]{}\!`, c) >= 0:
+			return "", false
+		case c >= 'a' && c <= 'z':
+			b.WriteString("[" + string(c) + string(c-'a'+'A') + "]")
+		case c >= 'A' && c <= 'Z':
+			b.WriteString("[" + string(c-'A'+'a') + string(c) + "]")
+		default:
+			b.WriteByte(c)
+		}
+	}
+	return b.String(), true
 }
 
 // javaOptions prepends -Djava.net.preferIPv4Stack=true to the inherited

@@ -1,6 +1,7 @@
 package seatbelt
 
 import (
+	"regexp"
 	"strconv"
 	"strings"
 )
@@ -34,12 +35,29 @@ func LogStreamArgs(nonce string) []string {
 	return []string{"/usr/bin/log", "stream", "--predicate", LogPredicate(nonce), "--style", "compact"}
 }
 
+// kernelHeader is what `log stream` writes before the message of a
+// denial: the kernel (pid 0) as the sender and Sandbox as its image, in
+// the compact style ("<date> <time> E  kernel[0:2f1a3] (Sandbox) "), the
+// default style ("<date> <time+zone> <thread> Error <activity> 0 <ttl>
+// kernel: (Sandbox) ") or the syslog style ("<date> <time> <host>
+// kernel[0]: (Sandbox) "). Any process can log a message that reads like
+// a denial (logger, os_log: the sandbox lets it reach the log), and a
+// denied path with a newline in it makes the rest of the kernel's message
+// a line of its own: neither has this header. (A process whose image
+// name spells a header can still forge one; LogPredicate leaves that to
+// the label and nonce checks.)
+var kernelHeader = regexp.MustCompile(`^\S+ \S+ +(` +
+	`\S+ +kernel\[0(:[0-9a-fA-F]+)?\]:? ` + // compact, syslog
+	`|0x[0-9a-fA-F]+ +\S+ +0x[0-9a-fA-F]+ +0 +[0-9]+ +kernel: ` + // default
+	`)\(Sandbox\) $`)
+
 // noise are denials macOS's own machinery causes in every sandbox, which
 // say nothing about the command: logging and analytics lookups.
 var noise = []string{"com.apple.diagnosticd", "com.apple.analyticsd"}
 
 // ParseLogLine reads one line of `log stream` output (any --style: the
-// message is found by its "Sandbox: " prefix) and returns the denial it
+// message is found by its "Sandbox: " prefix after the kernel's header,
+// kernelHeader) and returns the denial it
 // reports, if it is one of a profile made with nonce. Everything else —
 // headers, other sandboxes' denials, "duplicate report" summaries, lines
 // without a tag or with another nonce's, the noise of macOS's logging
@@ -50,7 +68,7 @@ var noise = []string{"com.apple.diagnosticd", "com.apple.analyticsd"}
 func ParseLogLine(line, nonce string) (Denial, bool) {
 	line = strings.TrimRight(line, "\r\n")
 	i := strings.Index(line, "Sandbox: ")
-	if i < 0 || strings.Contains(line[:i], "duplicate report") {
+	if i < 0 || !kernelHeader.MatchString(line[:i]) {
 		return Denial{}, false
 	}
 	msg := line[i+len("Sandbox: "):]
