@@ -11,9 +11,10 @@ import (
 // comparison key and its display text.
 type atom struct {
 	key, text string
-	// kind is 's' for (subpath P), 'l' for (literal P), 0 otherwise; path
-	// is P. Only these take part in coverage (a subpath covers what lies
-	// beneath it).
+	// kind is 's' for (subpath P), 'l' for (literal P), 'r' for (regex
+	// P), 0 otherwise; path is P. Subpaths and literals take part in
+	// coverage (a subpath covers what lies beneath it); all three in the
+	// path-set questions of lang.go.
 	kind byte
 	path string
 }
@@ -80,6 +81,8 @@ func dnf(n *Node) ([]conj, error) {
 			a.kind, a.path = 's', n.Items[1].Text
 		case "literal":
 			a.kind, a.path = 'l', n.Items[1].Text
+		case "regex":
+			a.kind, a.path = 'r', n.Items[1].Text
 		}
 	}
 	return []conj{{a}}, nil
@@ -163,7 +166,7 @@ func implies(b, a atom) bool {
 	if a.key == b.key {
 		return true
 	}
-	return a.kind == 's' && b.kind != 0 && under(b.path, a.path)
+	return a.kind == 's' && (b.kind == 's' || b.kind == 'l') && under(b.path, a.path)
 }
 
 // under says whether path p is root or lies beneath it.

@@ -25,6 +25,8 @@ type Entry struct {
 	Mods string
 	// From is the operation name the rule was written with.
 	From string
+
+	conj conj
 }
 
 // String prints the entry without its layer: what an allow-list names.
@@ -129,6 +131,7 @@ func Normalize(p *Profile, leaves []string) ([]Entry, error) {
 		rules = append(rules, nr)
 	}
 	var out []Entry
+	o := newOracle()
 	work := 0
 	for _, leaf := range leaves {
 		var seq []cand
@@ -161,6 +164,31 @@ func Normalize(p *Profile, leaves []string) ([]Entry, error) {
 				live = append(live, seq[i])
 			}
 		}
+		// live is in reverse order. A rule is also redundant when the
+		// rules before it already decide what it matches the same way: the
+		// nearest earlier rule that can match a common request has its
+		// action and modifiers and matches all it matches (rules that match
+		// nothing in common are skipped).
+		kept := live[:0:0]
+		for i := len(live) - 1; i >= 0; i-- {
+			r := live[i]
+			shadowed := false
+			for j := len(kept) - 1; j >= 0; j-- {
+				e := kept[j]
+				if o.disjoint(e.c, r.c) {
+					continue
+				}
+				shadowed = e.action == r.action && e.mods == r.mods && e.c.covers(r.c)
+				break
+			}
+			if !shadowed {
+				kept = append(kept, r)
+			}
+		}
+		live = live[:0]
+		for i := len(kept) - 1; i >= 0; i-- {
+			live = append(live, kept[i])
+		}
 		// live is in reverse order: layers count from the end.
 		layer := 0
 		for i, e := range live {
@@ -179,7 +207,7 @@ func Normalize(p *Profile, leaves []string) ([]Entry, error) {
 			if redundant {
 				continue
 			}
-			out = append(out, Entry{Layer: layer, Action: e.action, Op: leaf, Filter: e.c.text(), Key: e.c.key(), Mods: e.mods, From: e.from})
+			out = append(out, Entry{Layer: layer, Action: e.action, Op: leaf, Filter: e.c.text(), Key: e.c.key(), Mods: e.mods, From: e.from, conj: e.c})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].id() < out[j].id() })
@@ -220,7 +248,31 @@ func Diff(a, b []Entry) (onlyA, onlyB []Entry) {
 			onlyB = append(onlyB, e)
 		}
 	}
-	return onlyA, onlyB
+	// Entries whose filters are spelled differently but match the same
+	// paths (regexes with the same language, a regex and a literal) pair
+	// off.
+	o := newOracle()
+	pairedB := make([]bool, len(onlyB))
+	var restA []Entry
+	for _, x := range onlyA {
+		paired := false
+		for j, y := range onlyB {
+			if !pairedB[j] && x.Layer == y.Layer && x.Action == y.Action && x.Op == y.Op && x.Mods == y.Mods && o.sameConj(x.conj, y.conj) {
+				pairedB[j], paired = true, true
+				break
+			}
+		}
+		if !paired {
+			restA = append(restA, x)
+		}
+	}
+	var restB []Entry
+	for j, y := range onlyB {
+		if !pairedB[j] {
+			restB = append(restB, y)
+		}
+	}
+	return restA, restB
 }
 
 // Compare parses and normalises two profiles over their common leaves

@@ -60,6 +60,15 @@ func TestEquivalent(t *testing.T) {
 		{"unconditional later rule kills earlier",
 			`(deny file-read* (subpath "/x")) (allow file-read*)`,
 			`(allow file-read*)`},
+		{"same paths, other regex spelling",
+			`(deny file-write* (regex #"^/p/(.*/)?\.bashrc(/.*)?$"))`,
+			`(deny file-write* (regex #"^/p(/[^/]+)*/\.bashrc(/.*)?$"))`},
+		{"subpath and its regex",
+			`(deny file-write* (subpath "/a.b"))`,
+			`(deny file-write* (regex #"^/a\.b(/.*)?$"))`},
+		{"deny that only repeats deny default",
+			`(deny default (with message "T")) (allow file-write* (subpath "/w") (regex #"^/x/[^/]*\.log$")) (deny file-write* (subpath "/h/.bashrc") (with message "T"))`,
+			`(deny default (with message "T")) (allow file-write* (subpath "/w") (regex #"^/x/[^/]*\.log$"))`},
 		{"ipc-posix-shm is a wildcard",
 			`(allow ipc-posix-shm)`,
 			`(allow ipc-posix-shm*)`},
@@ -104,6 +113,26 @@ func TestDifferent(t *testing.T) {
 			`(allow file-read* (require-not (literal "/a")))`,
 			`(allow file-read* (require-not (literal "/b")))`,
 			`-allow file-read* (require-not (literal "/a"))` + "\n" + `+allow file-read* (require-not (literal "/b"))`},
+		{"a nested directory itself is not beneath it",
+			`(deny file-write* (regex #"^/p/(.*/)?\.vscode/.*(/.*)?$"))`,
+			`(deny file-write* (regex #"^/p(/[^/]+)*/\.vscode(/.*)?$"))`,
+			`-deny file-write* (regex #"^/p/(.*/)?\.vscode/.*(/.*)?$")`},
+		{"deny inside an allow is not redundant",
+			`(deny default (with message "T")) (allow file-write* (subpath "/h")) (deny file-write* (subpath "/h/.bashrc") (with message "T"))`,
+			`(deny default (with message "T")) (allow file-write* (subpath "/h"))`,
+			`-deny file-write* (subpath "/h/.bashrc") (with message "T")`},
+		{"deny under an overlapping regex allow is not redundant",
+			`(deny default (with message "T")) (allow file-write* (regex #"^/h/")) (deny file-write* (subpath "/h/.bashrc") (with message "T"))`,
+			`(deny default (with message "T")) (allow file-write* (regex #"^/h/"))`,
+			`-deny file-write* (subpath "/h/.bashrc") (with message "T")`},
+		{"a relative path is not known to be disjoint",
+			`(deny default (with message "T")) (allow file-write* (subpath "x/h")) (deny file-write* (subpath "x/h/.bashrc") (with message "T"))`,
+			`(deny default (with message "T")) (allow file-write* (subpath "x/h"))`,
+			`-deny file-write* (subpath "x/h/.bashrc") (with message "T")`},
+		{"deny with another message is not redundant",
+			`(deny default (with message "T")) (deny file-write* (subpath "/h/.bashrc") (with message "U"))`,
+			`(deny default (with message "T"))`,
+			`-deny file-write* (subpath "/h/.bashrc") (with message "U")`},
 		{"leaf beneath a wildcard",
 			`(deny default) (allow file-read*)`,
 			`(deny default) (allow file-read-data)`,
@@ -118,5 +147,20 @@ func TestDifferent(t *testing.T) {
 				t.Fatalf("diff:\n%s\nwant it to contain:\n%s", d, tc.want)
 			}
 		})
+	}
+}
+
+func TestGroupEntries(t *testing.T) {
+	onlyA, _, err := Compare(`(allow file-write-data (subpath "/w")) (deny file-write* (subpath "/p"))`, `(allow file-write-data (subpath "/w"))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, g := range GroupEntries(onlyA) {
+		got = append(got, g.String())
+	}
+	want := `L0 deny file-write*,file-write-data (subpath "/p")|L1 allow file-write-data (subpath "/w")`
+	if strings.Join(got, "|") != want {
+		t.Fatalf("got  %s\nwant %s", strings.Join(got, "|"), want)
 	}
 }
