@@ -35,20 +35,36 @@
 //     kept as one opaque filter over its normalised operand. A regex's
 //     text is compared in the form Go's regexp/syntax parser and
 //     simplifier give it (so "\\." and #"\." and [.] are one); text Go
-//     cannot parse is compared verbatim. ASSUMPTION: Seatbelt's regex
-//     dialect reads these expressions as Go does.
+//     cannot parse is compared verbatim. When two profiles still differ,
+//     a rule of one pairs off with a rule of the other whose filters
+//     match the same canonical paths (a subpath and its regex, two
+//     spellings of one regex). ASSUMPTION: Seatbelt's regex dialect reads
+//     these expressions as Go does, and matches canonical paths (no "//",
+//     symlinks resolved).
 //  3. Per leaf, in source order, a rule is dropped when a later rule of
 //     either action matches everything it matches (it can never be the
 //     last match): a later rule with a subset of its filters, or whose
-//     (subpath P) contains its (subpath Q)/(literal Q). What remains
-//     splits into runs of one action; Layer counts runs from the end (0
-//     wins). Within a run, order does not matter (any match gives the
-//     same action), and a rule covered by another of the run is dropped.
-//     Order ACROSS runs is kept: moving a deny past an allow whose
-//     filters may overlap it changes the result, and overlap between
-//     regexes and paths is not decided here, so two profiles that differ
-//     only by such a move compare as different (sound, not complete).
-//  4. Modifiers: (with message …) on an allow is dropped (only a denial
+//     (subpath P) contains its (subpath Q)/(literal Q). A rule is also
+//     dropped when the nearest earlier rule that can match a request in
+//     common with it has its action and modifiers and matches all it
+//     matches (a deny inside no allow repeats deny default), and when its
+//     filters can match nothing (two disjoint paths required at once).
+//  4. Two adjacent rules commute (swapping them changes no decision) when
+//     no request matches both, or when they have the same action and
+//     modifiers. Each rule's Layer is the length of the longest chain of
+//     later rules that do not commute with it, one after the other (0:
+//     nothing after it can override it): the Foata normal form of the
+//     rule sequence under those swaps, the same for every order the
+//     swaps reach, so the order of independent rules does not count and
+//     the order of overlapping deny and allow rules does. Within a layer
+//     a rule covered by another with its action and modifiers is dropped.
+//     Whether two rules can match a common request is decided for
+//     subpath, literal and regex filters on canonical absolute paths
+//     (lang.go, by regex derivatives); anything else, or a question too
+//     large, counts as "they may" (the rules then keep their order).
+//     Sound, not complete: equal permissions may still normalise apart,
+//     never different permissions alike.
+//  5. Modifiers: (with message …) on an allow is dropped (only a denial
 //     reports its message); every other modifier is part of the rule.
 //
 // Two profiles with equal normal forms decide every (operation, path,

@@ -22,7 +22,7 @@ import (
 
 var errUndecided = errors.New("sbpl: undecided")
 
-const maxStates = 4000
+const maxStates = 1500
 
 // rx is a regular expression over runes, built only by the constructors
 // below, which keep it in a normal form (flattened, sorted, deduplicated
@@ -357,6 +357,18 @@ func atomLang(a atom) (*rx, error) {
 
 // sameLang says whether x and y match the same canonical paths.
 func sameLang(x, y *rx) (bool, error) {
+	return walkPairs(x, y, func(a, b *rx) bool { return a.op == '0' && b.op == '0' }, func(a, b *rx) bool { return a.nullable() != b.nullable() })
+}
+
+// subLang says whether every canonical path x matches, y matches.
+func subLang(x, y *rx) (bool, error) {
+	return walkPairs(x, y, func(a, b *rx) bool { return a.op == '0' }, func(a, b *rx) bool { return a.nullable() && !b.nullable() })
+}
+
+// walkPairs runs x and y (on canonical paths) side by side over every
+// string: false when a pair of states reached is bad; a pair that is done
+// is not followed further.
+func walkPairs(x, y *rx, done, bad func(a, b *rx) bool) (bool, error) {
 	x, y = setOf('&', x, canonicalPaths), setOf('&', y, canonicalPaths)
 	sigma := alphabet(x, y)
 	type pair struct{ a, b *rx }
@@ -365,6 +377,9 @@ func sameLang(x, y *rx) (bool, error) {
 	for len(todo) > 0 {
 		p := todo[len(todo)-1]
 		todo = todo[:len(todo)-1]
+		if done(p.a, p.b) {
+			continue
+		}
 		k := p.a.key + "\x00" + p.b.key
 		if seen[k] {
 			continue
@@ -372,7 +387,7 @@ func sameLang(x, y *rx) (bool, error) {
 		if seen[k] = true; len(seen) > maxStates {
 			return false, errUndecided
 		}
-		if p.a.nullable() != p.b.nullable() {
+		if bad(p.a, p.b) {
 			return false, nil
 		}
 		for _, c := range sigma {
@@ -405,4 +420,42 @@ func emptyLang(x *rx) (bool, error) {
 		}
 	}
 	return true, nil
+}
+
+// literalPrefix is the text every path an atom matches starts with, when
+// it is anchored (ok false for a regex without "^").
+func literalPrefix(a atom) (string, bool) {
+	switch a.kind {
+	case 's', 'l':
+		return a.path, strings.HasPrefix(a.path, "/")
+	case 'r':
+		if !strings.HasPrefix(a.path, "^") {
+			return "", false
+		}
+		re, err := syntax.Parse(a.path, syntax.Perl|syntax.DotNL)
+		if err != nil {
+			return "", false
+		}
+		re = re.Simplify()
+		if re.Op != syntax.OpConcat || len(re.Sub) == 0 || (re.Sub[0].Op != syntax.OpBeginText && re.Sub[0].Op != syntax.OpBeginLine) {
+			return "", false
+		}
+		var b strings.Builder
+		for _, s := range re.Sub[1:] {
+			if s.Op != syntax.OpLiteral || s.Flags&syntax.FoldCase != 0 {
+				break
+			}
+			b.WriteString(string(s.Rune))
+		}
+		return b.String(), true
+	}
+	return "", false
+}
+
+// prefixesApart says whether two atoms' anchored literal prefixes rule
+// out any common path: neither is a prefix of the other.
+func prefixesApart(a, b atom) bool {
+	p, okp := literalPrefix(a)
+	q, okq := literalPrefix(b)
+	return okp && okq && !strings.HasPrefix(p, q) && !strings.HasPrefix(q, p)
 }

@@ -1,6 +1,9 @@
 package sbpl
 
-import "testing"
+import (
+	"regexp"
+	"testing"
+)
 
 func TestLanguages(t *testing.T) {
 	for _, tc := range []struct {
@@ -36,5 +39,28 @@ func TestLanguages(t *testing.T) {
 	}
 	if _, err := fromRegex(`^/a\b`); err == nil {
 		t.Errorf("a word boundary was modelled")
+	}
+}
+
+// TestWitnesses: every witness is a canonical path its atom matches.
+func TestWitnesses(t *testing.T) {
+	m := matcher{res: map[string]*regexp.Regexp{}}
+	for _, a := range []atom{
+		{kind: 'r', path: `^/p/(.*/)?\.bashrc(/.*)?$`},
+		{kind: 'r', path: `^/p(/[^/]+)*/\.vscode(/.*)?$`},
+		{kind: 'r', path: `^/h/secrets/[^/]*\.pub$`},
+		{kind: 'r', path: `^/dev/ttys`},
+		{kind: 's', path: "/a b"},
+		{kind: 'l', path: "/x"},
+	} {
+		ws := witnesses(a)
+		if len(ws) == 0 {
+			t.Errorf("%q: no witness", a.path)
+		}
+		for _, w := range ws {
+			if ok, known := m.match(a, w); !ok || !known || !canonical(w) {
+				t.Errorf("%q: witness %q does not match", a.path, w)
+			}
+		}
 	}
 }

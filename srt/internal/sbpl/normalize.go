@@ -141,7 +141,9 @@ func Normalize(p *Profile, leaves []string) ([]Entry, error) {
 					continue
 				}
 				for _, t := range nr.terms {
-					seq = append(seq, cand{nr.r.Action, op, nr.mods, t})
+					if !o.disjoint(t, t) {
+						seq = append(seq, cand{nr.r.Action, op, nr.mods, t})
+					}
 				}
 				break
 			}
@@ -155,7 +157,7 @@ func Normalize(p *Profile, leaves []string) ([]Entry, error) {
 		for i := len(seq) - 1; i >= 0; i-- {
 			dead := false
 			for _, l := range live {
-				if l.c.covers(seq[i].c) {
+				if o.covers(l.c, seq[i].c) {
 					dead = true
 					break
 				}
@@ -165,10 +167,12 @@ func Normalize(p *Profile, leaves []string) ([]Entry, error) {
 			}
 		}
 		// live is in reverse order. A rule is also redundant when the
-		// rules before it already decide what it matches the same way: the
-		// nearest earlier rule that can match a common request has its
-		// action and modifiers and matches all it matches (rules that match
-		// nothing in common are skipped).
+		// rules before it already decide what it matches the same way:
+		// going back from it, past rules that match nothing in common with
+		// it and rules with its action and modifiers, to a rule with its
+		// action and modifiers that matches all it matches; a rule of the
+		// other action (or other modifiers) that may match a common
+		// request stops the search.
 		kept := live[:0:0]
 		for i := len(live) - 1; i >= 0; i-- {
 			r := live[i]
@@ -178,8 +182,15 @@ func Normalize(p *Profile, leaves []string) ([]Entry, error) {
 				if o.disjoint(e.c, r.c) {
 					continue
 				}
-				shadowed = e.action == r.action && e.mods == r.mods && e.c.covers(r.c)
-				break
+				if e.action != r.action || e.mods != r.mods {
+					break
+				}
+				// What e matches of r it decides as r would; the rest
+				// falls to the rules before e.
+				if o.covers(e.c, r.c) {
+					shadowed = true
+					break
+				}
 			}
 			if !shadowed {
 				kept = append(kept, r)
@@ -189,17 +200,27 @@ func Normalize(p *Profile, leaves []string) ([]Entry, error) {
 		for i := len(kept) - 1; i >= 0; i-- {
 			live = append(live, kept[i])
 		}
-		// live is in reverse order: layers count from the end.
-		layer := 0
+		// live is in reverse order. Two rules commute (swapping them
+		// changes no decision) when no request matches both, or when they
+		// have the same action and modifiers; the layer of a rule is the
+		// longest chain of rules after it that do not commute with it, one
+		// by one (0: nothing after it can override it). The layers are the
+		// Foata normal form of the sequence under those swaps: the same for
+		// every order the swaps reach.
+		layers := make([]int, len(live))
 		for i, e := range live {
-			if i > 0 && e.action != live[i-1].action {
-				layer++
+			for j := 0; j < i; j++ {
+				if (live[j].action != e.action || live[j].mods != e.mods) && layers[j]+1 > layers[i] && !o.disjoint(live[j].c, e.c) {
+					layers[i] = layers[j] + 1
+				}
 			}
-			// Within a run, a rule covered by an earlier one of the run with
-			// the same modifiers adds nothing.
+		}
+		for i, e := range live {
+			// Within a layer, a rule covered by another of the layer with
+			// its action and modifiers adds nothing.
 			redundant := false
-			for j := i + 1; j < len(live) && live[j].action == e.action; j++ {
-				if live[j].mods == e.mods && live[j].c.covers(e.c) {
+			for j, f := range live {
+				if j != i && layers[j] == layers[i] && f.action == e.action && f.mods == e.mods && o.covers(f.c, e.c) && (!o.covers(e.c, f.c) || j < i) {
 					redundant = true
 					break
 				}
@@ -207,7 +228,7 @@ func Normalize(p *Profile, leaves []string) ([]Entry, error) {
 			if redundant {
 				continue
 			}
-			out = append(out, Entry{Layer: layer, Action: e.action, Op: leaf, Filter: e.c.text(), Key: e.c.key(), Mods: e.mods, From: e.from, conj: e.c})
+			out = append(out, Entry{Layer: layers[i], Action: e.action, Op: leaf, Filter: e.c.text(), Key: e.c.key(), Mods: e.mods, From: e.from, conj: e.c})
 		}
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].id() < out[j].id() })
