@@ -166,8 +166,13 @@ func (x *rx) deriv(c rune) *rx {
 		}
 		return rxNone
 	case '.':
-		head, tail := x.subs[0], cat(x.subs[1:]...)
-		d := cat(head.deriv(c), tail)
+		head := x.subs[0]
+		hd := head.deriv(c)
+		if hd.op == '0' && !head.nullable() {
+			return rxNone // no tail built: the common case, cheaply
+		}
+		tail := cat(x.subs[1:]...)
+		d := cat(hd, tail)
 		if head.nullable() {
 			return setOf('|', d, tail.deriv(c))
 		}
@@ -176,6 +181,9 @@ func (x *rx) deriv(c rune) *rx {
 		ds := make([]*rx, len(x.subs))
 		for i, s := range x.subs {
 			ds[i] = s.deriv(c)
+			if x.op == '&' && ds[i].op == '0' {
+				return rxNone
+			}
 		}
 		return setOf(x.op, ds...)
 	case '*':
@@ -357,20 +365,22 @@ func atomLang(a atom) (*rx, error) {
 
 // sameLang says whether x and y match the same canonical paths.
 func sameLang(x, y *rx) (bool, error) {
-	return walkPairs(x, y, func(a, b *rx) bool { return a.op == '0' && b.op == '0' }, func(a, b *rx) bool { return a.nullable() != b.nullable() })
+	return walkPairs(x, y, false, func(a, b *rx) bool { return a.op == '0' && b.op == '0' }, func(a, b *rx) bool { return a.nullable() != b.nullable() })
 }
 
 // subLang says whether every canonical path x matches, y matches.
 func subLang(x, y *rx) (bool, error) {
-	return walkPairs(x, y, func(a, b *rx) bool { return a.op == '0' }, func(a, b *rx) bool { return a.nullable() && !b.nullable() })
+	return walkPairs(x, y, true, func(a, b *rx) bool { return a.op == '0' }, func(a, b *rx) bool { return a.nullable() && !b.nullable() })
 }
 
 // walkPairs runs x and y (on canonical paths) side by side over every
 // string: false when a pair of states reached is bad; a pair that is done
-// is not followed further.
-func walkPairs(x, y *rx, done, bad func(a, b *rx) bool) (bool, error) {
+// is not followed further. With subset, a pair is done once x's side
+// matches nothing (y's derivative is then not even computed).
+func walkPairs(x, y *rx, subset bool, done, bad func(a, b *rx) bool) (bool, error) {
 	x, y = setOf('&', x, canonicalPaths), setOf('&', y, canonicalPaths)
 	sigma := alphabet(x, y)
+	d := newDerivs()
 	type pair struct{ a, b *rx }
 	seen := map[string]bool{}
 	todo := []pair{{x, y}}
@@ -391,7 +401,11 @@ func walkPairs(x, y *rx, done, bad func(a, b *rx) bool) (bool, error) {
 			return false, nil
 		}
 		for _, c := range sigma {
-			todo = append(todo, pair{p.a.deriv(c), p.b.deriv(c)})
+			da := d.of(p.a, c)
+			if da.op == '0' && subset {
+				continue // x matches nothing more: y's side cannot matter
+			}
+			todo = append(todo, pair{da, d.of(p.b, c)})
 		}
 	}
 	return true, nil
@@ -401,6 +415,7 @@ func walkPairs(x, y *rx, done, bad func(a, b *rx) bool) (bool, error) {
 func emptyLang(x *rx) (bool, error) {
 	x = setOf('&', x, canonicalPaths)
 	sigma := alphabet(x)
+	d := newDerivs()
 	seen := map[string]bool{}
 	todo := []*rx{x}
 	for len(todo) > 0 {
@@ -416,7 +431,7 @@ func emptyLang(x *rx) (bool, error) {
 			return false, nil
 		}
 		for _, c := range sigma {
-			todo = append(todo, s.deriv(c))
+			todo = append(todo, d.of(s, c))
 		}
 	}
 	return true, nil
@@ -452,10 +467,34 @@ func literalPrefix(a atom) (string, bool) {
 	return "", false
 }
 
-// prefixesApart says whether two atoms' anchored literal prefixes rule
-// out any common path: neither is a prefix of the other.
-func prefixesApart(a, b atom) bool {
-	p, okp := literalPrefix(a)
-	q, okq := literalPrefix(b)
-	return okp && okq && !strings.HasPrefix(p, q) && !strings.HasPrefix(q, p)
+// derivs remembers derivatives during one search. States are interned by
+// their normal form, so a state reached twice is one pointer and its
+// derivatives are computed once.
+type derivs struct {
+	memo   map[derivKey]*rx
+	intern map[string]*rx
+}
+
+type derivKey struct {
+	x *rx
+	c rune
+}
+
+func newDerivs() *derivs {
+	return &derivs{memo: map[derivKey]*rx{}, intern: map[string]*rx{}}
+}
+
+func (d *derivs) of(x *rx, c rune) *rx {
+	k := derivKey{x, c}
+	if y, ok := d.memo[k]; ok {
+		return y
+	}
+	y := x.deriv(c)
+	if z, ok := d.intern[y.key]; ok {
+		y = z
+	} else {
+		d.intern[y.key] = y
+	}
+	d.memo[k] = y
+	return y
 }

@@ -97,6 +97,10 @@ const maxEntries = 20000
 // Normalize turns p into its sorted normalised entries over the given
 // leaf operations (Leaves of every profile it is compared with).
 func Normalize(p *Profile, leaves []string) ([]Entry, error) {
+	return normalize(p, leaves, newOracle())
+}
+
+func normalize(p *Profile, leaves []string, o *oracle) ([]Entry, error) {
 	type cand struct {
 		action, from, mods string
 		c                  conj
@@ -131,7 +135,6 @@ func Normalize(p *Profile, leaves []string) ([]Entry, error) {
 		rules = append(rules, nr)
 	}
 	var out []Entry
-	o := newOracle()
 	work := 0
 	for _, leaf := range leaves {
 		var seq []cand
@@ -251,6 +254,10 @@ func modsKey(r Rule) string {
 // Diff compares two normalised rule sets: the entries only in a and only
 // in b.
 func Diff(a, b []Entry) (onlyA, onlyB []Entry) {
+	return diff(a, b, newOracle())
+}
+
+func diff(a, b []Entry, o *oracle) (onlyA, onlyB []Entry) {
 	in := func(es []Entry) map[string]bool {
 		m := make(map[string]bool, len(es))
 		for _, e := range es {
@@ -272,7 +279,6 @@ func Diff(a, b []Entry) (onlyA, onlyB []Entry) {
 	// Entries whose filters are spelled differently but match the same
 	// paths (regexes with the same language, a regex and a literal) pair
 	// off.
-	o := newOracle()
 	pairedB := make([]bool, len(onlyB))
 	var restA []Entry
 	for _, x := range onlyA {
@@ -308,14 +314,15 @@ func Compare(a, b string) (onlyA, onlyB []Entry, err error) {
 		return nil, nil, fmt.Errorf("second profile: %w", err)
 	}
 	leaves := Leaves(pa, pb)
-	na, err := Normalize(pa, leaves)
+	o := newOracle()
+	na, err := normalize(pa, leaves, o)
 	if err != nil {
 		return nil, nil, fmt.Errorf("first profile: %w", err)
 	}
-	nb, err := Normalize(pb, leaves)
+	nb, err := normalize(pb, leaves, o)
 	if err != nil {
 		return nil, nil, fmt.Errorf("second profile: %w", err)
 	}
-	onlyA, onlyB = Diff(na, nb)
+	onlyA, onlyB = diff(na, nb, o)
 	return onlyA, onlyB, nil
 }

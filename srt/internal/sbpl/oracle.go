@@ -15,10 +15,32 @@ type oracle struct {
 	sub   map[string]bool
 	m     matcher
 	wits  map[string][]string
+	pre   map[string]prefix
+}
+
+// prefix is an atom's anchored literal prefix (literalPrefix).
+type prefix struct {
+	text string
+	ok   bool
+}
+
+// apart says whether two atoms' anchored literal prefixes (remembered)
+// rule out any common path: neither is a prefix of the other.
+func (o *oracle) apart(a, b atom) bool {
+	get := func(x atom) prefix {
+		p, found := o.pre[x.key]
+		if !found {
+			p.text, p.ok = literalPrefix(x)
+			o.pre[x.key] = p
+		}
+		return p
+	}
+	p, q := get(a), get(b)
+	return p.ok && q.ok && !strings.HasPrefix(p.text, q.text) && !strings.HasPrefix(q.text, p.text)
 }
 
 func newOracle() *oracle {
-	return &oracle{sub: map[string]bool{}, langs: map[string]*rx{}, bad: map[string]bool{}, disj: map[string]bool{}, same: map[string]bool{}, m: matcher{res: map[string]*regexp.Regexp{}}, wits: map[string][]string{}}
+	return &oracle{sub: map[string]bool{}, langs: map[string]*rx{}, bad: map[string]bool{}, disj: map[string]bool{}, same: map[string]bool{}, m: matcher{res: map[string]*regexp.Regexp{}}, wits: map[string][]string{}, pre: map[string]prefix{}}
 }
 
 func (o *oracle) lang(a atom) *rx {
@@ -61,7 +83,7 @@ func (o *oracle) atomsDisjoint(a, b atom) bool {
 	if v, ok := o.disj[k]; ok {
 		return v
 	}
-	if prefixesApart(a, b) {
+	if o.apart(a, b) {
 		o.disj[k] = true
 		return true
 	}
@@ -103,7 +125,7 @@ func (o *oracle) atomsSame(a, b atom) bool {
 	if v, ok := o.same[k]; ok {
 		return v
 	}
-	if prefixesApart(a, b) || o.notWithin(a, b) || o.notWithin(b, a) {
+	if o.apart(a, b) || o.notWithin(a, b) || o.notWithin(b, a) {
 		o.same[k] = false
 		return false
 	}
@@ -145,12 +167,16 @@ func (o *oracle) implies(b, a atom) bool {
 	if implies(b, a) {
 		return true
 	}
-	if a.kind == 0 || b.kind == 0 || (a.kind != 'r' && b.kind != 'r') || prefixesApart(a, b) {
+	if a.kind == 0 || b.kind == 0 || (a.kind != 'r' && b.kind != 'r') {
 		return false
 	}
 	k := b.key + "\x00" + a.key
 	if v, ok := o.sub[k]; ok {
 		return v
+	}
+	if o.apart(a, b) {
+		o.sub[k] = false
+		return false
 	}
 	if o.notWithin(b, a) {
 		o.sub[k] = false

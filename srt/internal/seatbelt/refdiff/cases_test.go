@@ -10,6 +10,7 @@ type refDiffCase struct {
 	name           string
 	settings       string
 	files          []string
+	links          map[string]string // symlink (in the case's directory) → its target
 	env            map[string]string
 	command        string
 	cwdOutsideHome bool
@@ -45,7 +46,8 @@ var cases = []refDiffCase{
 	// The defaults and the network.
 	{name: "minimal", settings: fsConf(noFS)},
 	{name: "allowed-domains", settings: conf(`"allowedDomains": ["example.com", "*.github.com"], "deniedDomains": ["bad.example.com"]`, noFS)},
-	{name: "unix-sockets", settings: netConf(`"allowUnixSockets": ["/var/run/docker.sock", "~/.ssh/agent.sock", "/tmp/sockets"]`)},
+	{name: "unix-sockets", settings: netConf(`"allowUnixSockets": ["/tmp/srt-refdiff/docker.sock", "~/.ssh/agent.sock", "/tmp/sockets"]`)},
+	{name: "unix-socket-through-symlink", settings: netConf(`"allowUnixSockets": ["~/run/agent.sock"]`), files: []string{"home/real-run/"}, links: map[string]string{"home/run": "real-run"}},
 	{name: "all-unix-sockets", settings: netConf(`"allowAllUnixSockets": true`)},
 	{name: "local-binding", settings: netConf(`"allowLocalBinding": true`)},
 	{name: "mach-lookup", settings: netConf(`"allowMachLookup": ["com.example.service", "org.example.helper.*"]`)},
@@ -53,7 +55,7 @@ var cases = []refDiffCase{
 	{name: "weaker-network-isolation", settings: conf("", noFS, `"enableWeakerNetworkIsolation": true`)},
 	{name: "apple-events", settings: fsConf(noFS, `"allowAppleEvents": true`)},
 	{name: "pty", settings: fsConf(noFS, `"allowPty": true`)},
-	{name: "every-macos-option", settings: conf(`"allowedDomains": ["example.com"], "deniedDomains": [], "allowUnixSockets": ["/var/run/x.sock"], "allowLocalBinding": true, "allowMachLookup": ["com.a.b", "com.c.*"]`, noFS,
+	{name: "every-macos-option", settings: conf(`"allowedDomains": ["example.com"], "deniedDomains": [], "allowUnixSockets": ["/tmp/srt-refdiff/x.sock"], "allowLocalBinding": true, "allowMachLookup": ["com.a.b", "com.c.*"]`, noFS,
 		`"enableWeakerNetworkIsolation": true`, `"allowAppleEvents": true`, `"allowPty": true`)},
 
 	// Reads: deny, then allow.

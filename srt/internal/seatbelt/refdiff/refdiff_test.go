@@ -241,6 +241,11 @@ func setupCases(t *testing.T, names ...string) (root string, reqs []refCase) {
 				t.Fatal(err)
 			}
 		}
+		for l, target := range c.links {
+			if err := os.Symlink(target, filepath.Join(root, c.name, l)); err != nil {
+				t.Fatal(err)
+			}
+		}
 		cmd := c.command
 		if cmd == "" {
 			cmd = "echo hi"
