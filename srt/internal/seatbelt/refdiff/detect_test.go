@@ -34,6 +34,8 @@ func TestReferenceDiffDetects(t *testing.T) {
 			`reference-only: rule L0 deny file-write*`},
 		{"everything writable at the end", "write-cwd-deny", appendRule(`(allow file-write* (subpath "/"))`),
 			`srt-only: rule L0 allow file-write*<any> (subpath "/")`},
+		{"an import", "write-cwd-deny", appendRule(`(import "bsd.sb")`),
+			`srt-only: form (import "bsd.sb")`},
 		{"a rule repeated", "write-cwd-deny", repeatLine(`(allow file-read*)`), ""},
 		{"a deny spelled as its regex", "write-cwd-deny", replace(`(subpath "/@ROOT@/home/proj/secret")`, `(regex #"^/@ROOT@/home/proj/secret(/.*)?$")`), ""},
 	} {

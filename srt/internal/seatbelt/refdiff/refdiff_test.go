@@ -307,6 +307,22 @@ func compareCase(t *testing.T, rc refCase, ref refResult, root, refDir string, m
 	if err != nil {
 		t.Fatalf("comparing the profiles: %v", err)
 	}
+	// The forms that are no rules: (version), (import), (debug).
+	ps, err1 := sbpl.Parse(prof.SBPL)
+	pr, err2 := sbpl.Parse(rw.sbpl)
+	if err1 != nil || err2 != nil {
+		t.Fatalf("parsing the profiles: %v, %v", err1, err2)
+	}
+	if ps.Version != pr.Version {
+		add("srt-only", "form (version %s)", ps.Version)
+		add("reference-only", "form (version %s)", pr.Version)
+	}
+	for _, f := range setDiff(ps.Other, pr.Other) {
+		add("srt-only", "form %s", f)
+	}
+	for _, f := range setDiff(pr.Other, ps.Other) {
+		add("reference-only", "form %s", f)
+	}
 	for _, g := range sbpl.GroupEntries(onlySrt) {
 		add("srt-only", "rule %s", g)
 	}
