@@ -57,4 +57,7 @@ for (const c of cases) {
   }
   process.stdout.write(JSON.stringify(line) + '\n');
 }
+// Exit once stdout is flushed (a pipe is asynchronous on macOS): the
+// reference may leave timers behind that would keep Node running.
+await new Promise((resolve) => process.stdout.write('', resolve));
 process.exit(0);
