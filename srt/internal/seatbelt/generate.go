@@ -208,13 +208,17 @@ func (w *writer) files(in Inputs, tag string) {
 	}
 	// Reads are allowed by allowRead and by allowWrite alike (as on
 	// Linux: what may be written may be read); "/" denied is every
-	// top-level entry but the kernel's own, as on Linux: /dev stays.
+	// top-level entry but the kernel's own, as on Linux: /dev stays, and
+	// so does the listing of "/".
 	for _, r := range append(append([]Rule(nil), in.ReadAllow...), in.WriteAllow...) {
 		lit = append(lit, item{r, false})
 	}
 	for _, r := range in.ReadDeny {
 		if r.Anchor == "/" && r.Glob == "" {
-			lit = append(lit, item{Rule{Anchor: "/dev", Field: r.Field + " (but /dev)"}, false})
+			// The root directory itself stays listable, as on Linux (where
+			// each top-level entry is hidden, not "/"), and as the reference.
+			lit = append(lit, item{Rule{Anchor: "/dev", Field: r.Field + " (but /dev)"}, false},
+				item{Rule{Anchor: "/", Literal: true, Field: r.Field + " (but / itself)"}, false})
 			break
 		}
 	}
@@ -270,6 +274,8 @@ func (w *writer) files(in Inputs, tag string) {
 		if len(roots) == 0 {
 			return
 		}
+		// The listing of "/" is for reading only.
+		rs = slices.DeleteFunc(slices.Clone(rs), func(r Rule) bool { return r.Anchor == "/" && r.Literal })
 		var fs []string
 		for _, f := range w.filters(rs) {
 			if slices.Contains(roots, f) {

@@ -92,6 +92,12 @@ func profileOf(t *testing.T, c goldenCase) *Profile {
 	if c.env != nil {
 		c.env(&env)
 	}
+	return mustGenerate(t, cfg, env)
+}
+
+// mustGenerate resolves cfg for env and generates its profile.
+func mustGenerate(t *testing.T, cfg *settings.Config, env Env) *Profile {
+	t.Helper()
 	in, err := FromSettings(cfg, env)
 	if err != nil {
 		t.Fatal(err)

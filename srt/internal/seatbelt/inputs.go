@@ -3,6 +3,7 @@ package seatbelt
 import (
 	"fmt"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/srt-sandbox/decider/srtlink"
@@ -155,6 +156,12 @@ func FromSettings(cfg *settings.Config, env Env) (Inputs, error) {
 		in.Proxy = &plan.Proxy{HTTPPort: env.HTTPPort, SOCKSPort: env.SOCKSPort, User: env.ProxyUser, Token: env.ProxyToken, HTTPExternal: env.HTTPExternal, SOCKSExternal: env.SOCKSExternal}
 		if in.Proxy.User == "" {
 			in.Proxy.User = srtlink.UserFor(key)
+		}
+		// ssh (and git over ssh) through the SOCKS proxy, with macOS's
+		// nc, as the reference: nc speaks SOCKS5 without authentication,
+		// so only to a proxy that wants no credentials.
+		if env.SOCKSPort != 0 && (env.SOCKSExternal || env.ProxyToken == "") {
+			in.Proxy.Connect = []string{"nc", "-X", "5", "-x", "localhost:" + strconv.Itoa(env.SOCKSPort)}
 		}
 	}
 	r, err := plan.Resolve(in)
@@ -469,9 +476,11 @@ func caseless(rel string) (string, bool) {
 	return b.String(), true
 }
 
-// javaOptions prepends -Djava.net.preferIPv4Stack=true to the inherited
+// javaOptions appends -Djava.net.preferIPv4Stack=true to the inherited
 // JAVA_TOOL_OPTIONS (unless an earlier change removed it): the JVM's
-// IPv6 sockets are refused by the profile's localhost rules.
+// IPv6 sockets are refused by the profile's localhost rules. Last, as the
+// reference has it: the JVM takes the last of repeated -D options, so an
+// inherited "=false" does not undo it.
 func javaOptions(environ []string, ops []plan.EnvOp) plan.EnvOp {
 	const opt = "-Djava.net.preferIPv4Stack=true"
 	v, ok := "", false
@@ -486,7 +495,7 @@ func javaOptions(environ []string, ops []plan.EnvOp) plan.EnvOp {
 		}
 	}
 	if ok && v != "" {
-		return plan.EnvOp{Name: "JAVA_TOOL_OPTIONS", Value: opt + " " + v}
+		return plan.EnvOp{Name: "JAVA_TOOL_OPTIONS", Value: v + " " + opt}
 	}
 	return plan.EnvOp{Name: "JAVA_TOOL_OPTIONS", Value: opt}
 }
