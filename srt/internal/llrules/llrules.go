@@ -42,6 +42,17 @@ const (
 	Write = 'w' // every write right Landlock has, beneath
 )
 
+// Chain is a writable directory with a write-protected path beneath (a
+// chain directory of the writes): Landlock cannot let the command make,
+// remove or rename its entries, so the init stage's supervisor does it
+// for the command, for every name but Protected (see the package doc).
+type Chain struct {
+	Path string
+	// Protected are the names of its entries that are, or lead to, a
+	// write-protected path, whether they exist or not: sorted.
+	Protected []string
+}
+
 // Grant is one Landlock rule: a path and its rights.
 type Grant struct {
 	Path   string
@@ -61,9 +72,10 @@ func (ErrTooMany) Error() string {
 
 // Compute returns the grants for rules r on the filesystem fsys: reads
 // (when reads is set; otherwise none, and reads are not restricted) and
-// writes. skip are trees Compute leaves alone (the host's /proc and /dev,
-// which the caller grants itself).
-func Compute(fsys fsview.FS, r *initstage.FSRules, reads bool, skip []string) ([]Grant, error) {
+// writes, and the chain directories of the writes. skip are trees Compute
+// leaves alone (the host's /proc and /dev, which the caller grants
+// itself).
+func Compute(fsys fsview.FS, r *initstage.FSRules, reads bool, skip []string) ([]Grant, []Chain, error) {
 	c := computer{fs: fsys, views: map[string]byte{}, skip: skip, out: map[string]string{}}
 	for _, g := range r.Guards {
 		p := filepath.Clean(g.Path)
@@ -78,11 +90,11 @@ func Compute(fsys fsview.FS, r *initstage.FSRules, reads bool, skip []string) ([
 	sort.Strings(c.paths)
 	c.root = r.Root
 	if err := c.carve("/", Write); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if reads {
 		if err := c.carve("/", Read); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	paths := make([]string, 0, len(c.out))
@@ -94,17 +106,19 @@ func Compute(fsys fsview.FS, r *initstage.FSRules, reads bool, skip []string) ([
 	for i, p := range paths {
 		out[i] = Grant{Path: p, Rights: c.out[p]}
 	}
-	return out, nil
+	sort.Slice(c.chains, func(i, j int) bool { return c.chains[i].Path < c.chains[j].Path })
+	return out, c.chains, nil
 }
 
 type computer struct {
-	fs    fsview.FS
-	root  byte
-	views map[string]byte
-	paths []string // sorted keys of views
-	skip  []string
-	out   map[string]string
-	work  int
+	fs     fsview.FS
+	root   byte
+	views  map[string]byte
+	paths  []string // sorted keys of views
+	skip   []string
+	out    map[string]string
+	chains []Chain
+	work   int
 }
 
 func (c *computer) skipped(p string) bool {
@@ -194,6 +208,9 @@ func (c *computer) carve(dir string, kind byte) error {
 		return c.grant(dir, kind)
 	}
 	// A chain directory: its entries one by one.
+	if kind == Write {
+		c.chains = append(c.chains, Chain{Path: dir, Protected: c.protected(dir, under)})
+	}
 	if kind == Read && !c.hidesDir(under) {
 		if err := c.grant(dir, List); err != nil {
 			return err
@@ -209,6 +226,26 @@ func (c *computer) carve(dir string, kind byte) error {
 		}
 	}
 	return nil
+}
+
+// protected are the names of dir's entries that are, or lie above, a path
+// of under that refuses writes.
+func (c *computer) protected(dir string, under []string) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, g := range under {
+		if allowed(c.views[g], Write) {
+			continue
+		}
+		rel := strings.TrimPrefix(g, dir)
+		name, _, _ := strings.Cut(strings.TrimPrefix(rel, "/"), "/")
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // nearest says whether no allowed guard lies strictly between dir and g:
