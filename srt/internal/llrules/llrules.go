@@ -11,15 +11,20 @@
 // their own grant, and mixed ones are split again, down to the refused
 // paths. Two consequences, which docs/security.md states:
 //
-//   - Writes: a chain directory has no right to create, remove or rename
-//     its entries (Landlock ties those rights to the directory, and
+//   - Writes: Landlock cannot give a chain directory the right to create,
+//     remove or rename its entries (the rights are the directory's, and
 //     granting them would grant them beneath, on the protected path too).
-//     The files and directories there at start stay writable; a new entry
-//     cannot be made there (EACCES).
+//     The files and directories there at start are granted one by one;
+//     the rest is the init stage's supervisor's (initstage chain_linux.go):
+//     Compute returns the chain directories of the writes (Chain), each
+//     with its protected names — those of its entries that are, or lead
+//     to, a path whose writes the rules refuse, existing or not — and the
+//     supervisor makes, removes and renames every other entry for the
+//     command, and those of the directories it made beneath.
 //   - Reads: a chain directory is listable only when no hidden directory
 //     lies beneath it (listing is granted for a whole subtree); files that
 //     appear in a chain directory after the start are unreadable, since
-//     nothing granted them.
+//     nothing granted them (the supervisor covers writes only).
 //
 // The rules are computed on the host, once, at the start: what the
 // directories hold then decides the grants.
