@@ -248,3 +248,28 @@ func fileUID(fi os.FileInfo) int {
 	}
 	return -1
 }
+
+// TestLandlockChainCredentials: the supervisor makes entries with the
+// command's credentials. As root (the command holds no capability), a
+// chain directory owned by another user, mode 0755, refuses a new entry
+// with EACCES, as it refuses the command's own call: the supervisor's
+// capabilities are dropped while it works.
+func TestLandlockChainCredentials(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		if w.r.uid != 0 {
+			return // an unprivileged supervisor has nothing to drop
+		}
+		w.gitOnHostOK(w.dir, "init", "-q")
+		git := filepath.Join(w.dir, ".git")
+		if err := os.Chown(git, 1001, 1001); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(git, 0o755)
+		s := fsSettings(`{"allowWrite":["."],"denyWrite":[],"denyRead":[]}`)
+		r := w.landlock(s, `mkdir .git/x 2>&1 | sed 's/^/MKDIR: /'; touch .git/y 2>&1 | sed 's/^/TOUCH: /'; touch top && echo TOP-ok`)
+		expect(t, r, 0, "MKDIR: mkdir: cannot create directory '.git/x': Permission denied", "TOUCH: touch: cannot touch '.git/y': Permission denied", "TOP-ok")
+		if exists(filepath.Join(git, "x")) || exists(filepath.Join(git, "y")) {
+			t.Fatal("ESCAPE: the supervisor used root's capabilities")
+		}
+	})
+}

@@ -518,7 +518,10 @@ func (c *chainSet) handle(r *usernotif.Request, call chainCall) (reply usernotif
 	if call.flags >= 0 {
 		flags = r.Args[call.flags]
 	}
-	if call.op == opOpen && flags&(unix.O_PATH|unix.O_TMPFILE&^unix.O_DIRECTORY) != 0 {
+	// An open that writes nothing is Landlock's (it is notified only when
+	// the filesystem observer wants every open); O_PATH and O_TMPFILE ones
+	// too.
+	if call.op == opOpen && (flags&seccomp.OpenWriteFlags == 0 || flags&(unix.O_PATH|unix.O_TMPFILE&^unix.O_DIRECTORY) != 0) {
 		return reply, false
 	}
 	path, ok := rawPath(r, call.path)

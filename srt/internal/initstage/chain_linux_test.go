@@ -1,6 +1,12 @@
 package initstage
 
-import "testing"
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"golang.org/x/sys/unix"
+)
 
 func TestChainSplit(t *testing.T) {
 	for _, c := range []struct {
@@ -19,6 +25,75 @@ func TestChainSplit(t *testing.T) {
 		dir, name, slash, ok := split(c.path)
 		if dir != c.dir || name != c.name || slash != c.slash || ok != c.ok {
 			t.Errorf("%q: got %q %q %v %v", c.path, dir, name, slash, ok)
+		}
+	}
+}
+
+// classify tells a chain directory, what lies beneath it by a name it may
+// change, a protected region and a Landlock write grant apart, by the
+// directory's inode and those above it.
+func TestChainClassify(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"w/.git/hooks/sub", "w/p/x", "w/g/x", "w/new/deep", "other"} {
+		if err := os.MkdirAll(filepath.Join(root, d), 0o755); err != nil {
+			t.Fatal(err)
+		}
+	}
+	w := filepath.Join(root, "w")
+	c := newChainSet([]Chain{{Path: w, Protected: []string{".git", "p", ".bashrc"}}, {Path: w + "/.git", Protected: []string{"hooks"}}}, []string{w + "/g"})
+	for rel, want := range map[string]int{
+		"w": clsChain, "w/.git": clsChain, "w/new": clsBelow, "w/new/deep": clsBelow,
+		"w/.git/hooks": clsNone, "w/.git/hooks/sub": clsNone, "w/p": clsNone, "w/p/x": clsNone,
+		"w/g": clsRoot, "w/g/x": clsRoot, "other": clsNone, ".": clsNone,
+	} {
+		fd, err := unix.Open(filepath.Join(root, rel), unix.O_PATH|unix.O_DIRECTORY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, near := range []bool{false, true} {
+			if got, _ := c.classify(fd, near); got != want {
+				t.Errorf("%s (near %v): class %d, want %d", rel, near, got, want)
+			}
+		}
+		unix.Close(fd)
+	}
+	// In w, the protected names are refused, others allowed.
+	e, ok := c.open(unix.AT_FDCWD, w+"/.bashrc", true)
+	if !ok || e.changeable() {
+		t.Errorf(".bashrc: %v %+v", ok, e)
+	}
+	e.close()
+	e, ok = c.open(unix.AT_FDCWD, w+"/out.txt", true)
+	if !ok || !e.changeable() {
+		t.Errorf("out.txt: %v %+v", ok, e)
+	}
+	e.close()
+	// Through a symlink to the hooks: the hooks, whatever the path says.
+	if err := os.Symlink(".git/hooks", filepath.Join(w, "hk")); err != nil {
+		t.Fatal(err)
+	}
+	e, ok = c.open(unix.AT_FDCWD, w+"/hk/x", true)
+	if !ok || e.changeable() || e.writable() {
+		t.Errorf("hk/x: %v %+v", ok, e)
+	}
+	e.close()
+	// No magic link is followed.
+	if _, ok := c.open(unix.AT_FDCWD, "/proc/self/cwd/x", true); ok {
+		t.Error("/proc/self/cwd was followed")
+	}
+}
+
+// BenchmarkChainClassify: the walk up from a directory three levels below
+// a chain directory.
+func BenchmarkChainClassify(b *testing.B) {
+	root := b.TempDir()
+	os.MkdirAll(filepath.Join(root, "w/a/b/c"), 0o755)
+	c := newChainSet([]Chain{{Path: filepath.Join(root, "w"), Protected: []string{".git"}}}, nil)
+	fd, _ := unix.Open(filepath.Join(root, "w/a/b/c"), unix.O_PATH|unix.O_DIRECTORY, 0)
+	defer unix.Close(fd)
+	for i := 0; i < b.N; i++ {
+		if cls, _ := c.classify(fd, true); cls != clsBelow {
+			b.Fatal(cls)
 		}
 	}
 }
