@@ -13,7 +13,12 @@
 // performs the call itself, on a copy of what it read and on the target's
 // own descriptor (Request.FD), and answers with the result. Request.Read
 // checks that the notification is still pending after it reads, so the
-// memory read was the target's.
+// memory read was the target's. The one exception is a handler whose
+// Continue grants nothing: the filesystem observer's, which decides
+// nothing, and the Landlock backend's chain supervisor's, which lets
+// through every call it does not perform itself, to run under the
+// command's Landlock domain as if never notified (what the kernel then
+// reads is checked by Landlock, whatever it is).
 package usernotif
 
 import (
@@ -81,9 +86,10 @@ type Injection struct {
 }
 
 // Continue is the reply that lets the call run as if no filter had
-// notified it (SECCOMP_USER_NOTIF_FLAG_CONTINUE). Only for a handler that
-// decides nothing (the filesystem observer): the kernel reads the target's
-// memory again after the reply, so what the handler read is not what runs.
+// notified it (SECCOMP_USER_NOTIF_FLAG_CONTINUE). Only where letting the
+// call run grants nothing (see the package doc): the kernel reads the
+// target's memory again after the reply, so what the handler read is not
+// what runs.
 func Continue() Reply { return Reply{Continue: true} }
 
 // Fail is the reply that makes the call fail with e.
