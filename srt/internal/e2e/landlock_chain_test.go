@@ -55,6 +55,9 @@ t("umask", lambda: (write("um"), oct(os.stat("um").st_mode & 0o777))[-1])
 os.umask(0o022)
 t("truncate-new", lambda: os.truncate("top3" if write("top3", "abcdef") is None else "", 2))
 t("mkdir-in-git", lambda: os.mkdir(".git/hooks2"))
+t("write-through-link-to-new", lambda: (write("newtarget", "a"), os.symlink("newtarget", "lnew"), write("lnew", "b", os.O_WRONLY|os.O_APPEND), read("newtarget"))[-1])
+t("create-through-dangling-link", lambda: (os.symlink("movedir/dangled", "ldang"), write("ldang", "c"), read("movedir/dangled"))[-1])
+t("nofollow-link", lambda: write("lnew", "x", os.O_WRONLY|os.O_NOFOLLOW))
 t("move-in-from-tmpdir", lambda: (write(os.environ["TMPDIR"] + "/t", "t"), os.rename(os.environ["TMPDIR"] + "/t", "fromtmp"))[-1])
 t("unlink-missing", lambda: os.unlink("nothing-here"))
 
@@ -90,6 +93,9 @@ t("dirfd-write-config", lambda: write("config", "evil", os.O_WRONLY|os.O_TRUNC, 
 t("dirfd-rename-hooks", lambda: os.rename("hooks", "hooks-gone", src_dir_fd=gitfd, dst_dir_fd=gitfd))
 t("dirfd-mkdir-ok", lambda: os.mkdir("viafd", dir_fd=gitfd))
 t("proc-self-cwd", lambda: write("/proc/self/cwd/.git/hooks/pre-push", "evil"))
+t("absolute-link-to-hooks", lambda: (os.symlink(os.getcwd() + "/.git/hooks/pre-rebase", "labs"), write("labs", "evil"))[-1])
+t("link-chain-to-config", lambda: (os.symlink("cfg", "cfg2"), write("cfg2", "evil", os.O_WRONLY|os.O_APPEND))[-1])
+t("proc-link-to-hooks", lambda: (os.symlink("/proc/self/cwd/.git/hooks/post-rewrite", "lproc"), write("lproc", "evil"))[-1])
 t("truncate-config", lambda: os.truncate(".git/config", 0))
 t("create-outside", lambda: write(os.path.dirname(outside) + "/made-outside", "evil"))
 `
@@ -116,6 +122,8 @@ func TestLandlockChainDirs(t *testing.T) {
 			"unlink-existing": "ok", "symlink-top": "ok", "link-top": "ok", "excl-exists": "EEXIST",
 			"cloexec": "1", "no-cloexec": "0", "umask": "0o600", "truncate-new": "ok", "mkdir-in-git": "ok",
 			"move-in-from-tmpdir": "ok", "unlink-missing": "ENOENT",
+			"write-through-link-to-new": "ab", "create-through-dangling-link": "c", "nofollow-link": "ELOOP",
+			"absolute-link-to-hooks": "EACCES", "link-chain-to-config": "EACCES", "proc-link-to-hooks": "EACCES",
 
 			"create-hooks": "EACCES", "mkdir-hooks": "EACCES", "write-config": "EACCES", "rename-git-away": "EACCES",
 			"rename-hooks-away": "EACCES", "rmdir-hooks": "EACCES", "unlink-config": "EACCES", "write-bashrc": "EACCES",
@@ -157,7 +165,7 @@ func TestLandlockChainDirs(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(w.dir, "existing.txt")); string(b) != "saved" {
 			t.Errorf("existing.txt holds %q", b)
 		}
-		for _, p := range []string{".git/hooks/pre-commit", ".git/hooks/x", ".git/hooks/post-checkout", ".git/hooks/post-merge", ".git/hooks/pre-push", "gitaway", "claude2", ".vscode/tasks", ".vscode/settings.json", ".claude/settings.json", "cfglink", "outlink", "keep.txt"} {
+		for _, p := range []string{".git/hooks/pre-commit", ".git/hooks/x", ".git/hooks/post-checkout", ".git/hooks/post-merge", ".git/hooks/pre-push", ".git/hooks/pre-rebase", ".git/hooks/post-rewrite", "gitaway", "claude2", ".vscode/tasks", ".vscode/settings.json", ".claude/settings.json", "cfglink", "outlink", "keep.txt"} {
 			if exists(filepath.Join(w.dir, p)) {
 				t.Errorf("ESCAPE or wrong result: %s exists", p)
 			}

@@ -41,11 +41,12 @@ import (
 // Each call is read once from the command's memory (usernotif.Request,
 // which checks the notification is still pending), its directory opened
 // from the command's own descriptor or working directory, following
-// symlinks but no magic link (openat2 RESOLVE_NO_MAGICLINKS: /proc/self
-// would be the init stage's), and the inode opened is the one decided on;
-// the call is made relative to that descriptor with the final name (never
-// following a symlink there: an open that would follow one is let
-// through, for Landlock to decide on the target). It runs with the
+// symlinks but none on procfs (a magic link: /proc/self would be the init
+// stage's), and the inode opened is the one decided on; the call is made
+// relative to that descriptor with the final name, never following a
+// symlink there (an open of a symlink follows it one link at a time and
+// decides again on the entry it leads to; what the supervisor may not
+// change there runs, and Landlock decides on the target). It runs with the
 // command's credentials: the same user, and a root caller's capabilities
 // dropped on the thread that makes it; new entries get the command's
 // umask (from /proc/TID/status). An open returns its descriptor through
@@ -53,8 +54,8 @@ import (
 // a device, which may block, is made on a goroutine of its own.
 //
 // What it leaves to Landlock (so refused with EACCES in a chain
-// directory): O_TMPFILE and O_PATH opens, opens through a symlink in the
-// chain directory, link with AT_EMPTY_PATH, reads of new files where
+// directory): O_TMPFILE and O_PATH opens, symlinks through /proc, link
+// with AT_EMPTY_PATH, truncate through a symlink, reads of new files where
 // reads are restricted and a hidden path lies beneath (llrules' doc).
 
 // fileKey identifies a directory.
@@ -623,7 +624,7 @@ func (c *chainSet) one(call chainCall, r *usernotif.Request, flags uint64, umask
 		if e.slash {
 			return usernotif.Reply{}, false
 		}
-		return c.openFile(e, int(flags), uint32(r.Args[call.mode]), umask)
+		return c.openFile(e, int(flags), uint32(r.Args[call.mode]), umask, 0)
 	case opMkdir:
 		m, fix, needFix := c.perm(uint32(r.Args[call.mode]), umask)
 		if err := unix.Mkdirat(e.dir, e.name, m); err != nil {
@@ -704,8 +705,9 @@ func lookup(e *entry) (int, uint32, error) {
 }
 
 // openFile performs an open (or creat) of e, and hands the descriptor to
-// the command.
-func (c *chainSet) openFile(e *entry, flags int, mode, umask uint32) (usernotif.Reply, bool) {
+// the command. A symlink at e is followed as the kernel would (links:
+// how many so far), the entry it names decided on again.
+func (c *chainSet) openFile(e *entry, flags int, mode, umask uint32, links int) (usernotif.Reply, bool) {
 	cloexec := flags&unix.O_CLOEXEC != 0
 	flags |= unix.O_CLOEXEC
 	give := func(fd int) (usernotif.Reply, bool) {
@@ -739,8 +741,11 @@ func (c *chainSet) openFile(e *entry, flags int, mode, umask uint32) (usernotif.
 			}
 			return reply, done
 		}
-		if err != nil || kind == unix.S_IFLNK {
-			return usernotif.Reply{}, false // the kernel follows it, and Landlock decides
+		if err == nil && kind == unix.S_IFLNK {
+			return c.follow(e, p, flags, mode, umask, links)
+		}
+		if err != nil {
+			return usernotif.Reply{}, false // the kernel says what it is
 		}
 		reopen := "/proc/self/fd/" + strconv.Itoa(p)
 		flags &^= unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW
@@ -779,6 +784,28 @@ func (c *chainSet) openFile(e *entry, flags int, mode, umask uint32) (usernotif.
 		return give(fd)
 	}
 	return usernotif.Reply{}, false
+}
+
+// follow opens what the symlink at e (open at p, which it closes) names:
+// the entry the target leads to, when the supervisor may change it;
+// otherwise the call runs, and Landlock decides on the target (allowed
+// beneath a grant, refused on a protected path).
+func (c *chainSet) follow(e *entry, p int, flags int, mode, umask uint32, links int) (usernotif.Reply, bool) {
+	buf := make([]byte, maxPath)
+	n, err := unix.Readlinkat(p, "", buf)
+	unix.Close(p)
+	if flags&unix.O_NOFOLLOW != 0 || links >= maxLinks || err != nil || n <= 0 || n >= len(buf) {
+		return usernotif.Reply{}, false
+	}
+	next, ok := c.open(e.dir, string(buf[:n]), true)
+	if !ok {
+		return usernotif.Reply{}, false
+	}
+	defer next.close()
+	if next.slash || !next.changeable() {
+		return usernotif.Reply{}, false
+	}
+	return c.openFile(next, flags, mode, umask, links+1)
 }
 
 // two performs a link or a rename, e the old name and e2 the new.
