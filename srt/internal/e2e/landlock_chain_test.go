@@ -92,7 +92,12 @@ t("dirfd-create-hooks", lambda: write("hooks/post-merge", "evil", dir_fd=gitfd))
 t("dirfd-write-config", lambda: write("config", "evil", os.O_WRONLY|os.O_TRUNC, dir_fd=gitfd))
 t("dirfd-rename-hooks", lambda: os.rename("hooks", "hooks-gone", src_dir_fd=gitfd, dst_dir_fd=gitfd))
 t("dirfd-mkdir-ok", lambda: os.mkdir("viafd", dir_fd=gitfd))
+hooksfd = os.open(".git/hooks", os.O_PATH|os.O_DIRECTORY)
+t("opath-dirfd-hooks", lambda: write("pre-applypatch", "evil", dir_fd=hooksfd))
+t("dev-fd-hooks", lambda: write("/dev/fd/%d/applypatch-msg" % hooksfd, "evil"))
+t("dev-fd-cwd-ok", lambda: (write("/dev/fd/%d/viadevfd" % os.open(".", os.O_PATH|os.O_DIRECTORY), "ok"), read("viadevfd"))[-1])
 t("proc-self-cwd", lambda: write("/proc/self/cwd/.git/hooks/pre-push", "evil"))
+t("proc-self-cwd-ok", lambda: (write("/proc/self/cwd/viaproc", "ok"), read("viaproc"))[-1])
 t("absolute-link-to-hooks", lambda: (os.symlink(os.getcwd() + "/.git/hooks/pre-rebase", "labs"), write("labs", "evil"))[-1])
 t("link-chain-to-config", lambda: (os.symlink("cfg", "cfg2"), write("cfg2", "evil", os.O_WRONLY|os.O_APPEND))[-1])
 t("proc-link-to-hooks", lambda: (os.symlink("/proc/self/cwd/.git/hooks/post-rewrite", "lproc"), write("lproc", "evil"))[-1])
@@ -133,7 +138,7 @@ func TestLandlockChainDirs(t *testing.T) {
 			"symlink-to-hooks": "ok", "create-through-symlink": "EACCES", "symlink-to-config": "ok",
 			"write-through-symlink": "EACCES", "hardlink-config": "EACCES", "hardlink-outside": "EACCES",
 			"write-hardlink": "ENOENT", "dirfd-create-hooks": "EACCES", "dirfd-write-config": "EACCES",
-			"dirfd-rename-hooks": "EACCES", "dirfd-mkdir-ok": "ok", "proc-self-cwd": "EACCES",
+			"dirfd-rename-hooks": "EACCES", "dirfd-mkdir-ok": "ok", "opath-dirfd-hooks": "EACCES", "dev-fd-hooks": "EACCES", "dev-fd-cwd-ok": "ok", "proc-self-cwd": "EACCES", "proc-self-cwd-ok": "ok",
 			"truncate-config": "EACCES", "create-outside": "EACCES",
 		}
 		got := map[string]string{}
@@ -165,7 +170,7 @@ func TestLandlockChainDirs(t *testing.T) {
 		if b, _ := os.ReadFile(filepath.Join(w.dir, "existing.txt")); string(b) != "saved" {
 			t.Errorf("existing.txt holds %q", b)
 		}
-		for _, p := range []string{".git/hooks/pre-commit", ".git/hooks/x", ".git/hooks/post-checkout", ".git/hooks/post-merge", ".git/hooks/pre-push", ".git/hooks/pre-rebase", ".git/hooks/post-rewrite", "gitaway", "claude2", ".vscode/tasks", ".vscode/settings.json", ".claude/settings.json", "cfglink", "outlink", "keep.txt"} {
+		for _, p := range []string{".git/hooks/pre-commit", ".git/hooks/x", ".git/hooks/post-checkout", ".git/hooks/post-merge", ".git/hooks/pre-push", ".git/hooks/pre-rebase", ".git/hooks/post-rewrite", ".git/hooks/pre-applypatch", ".git/hooks/applypatch-msg", "gitaway", "claude2", ".vscode/tasks", ".vscode/settings.json", ".claude/settings.json", "cfglink", "outlink", "keep.txt"} {
 			if exists(filepath.Join(w.dir, p)) {
 				t.Errorf("ESCAPE or wrong result: %s exists", p)
 			}

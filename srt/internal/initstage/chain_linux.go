@@ -35,22 +35,22 @@ import (
 //
 // Each call is read once from the command's memory (usernotif.Request,
 // which checks the notification is still pending), its directory opened
-// from the command's own descriptor or working directory, following
-// symlinks but none on procfs (a magic link: /proc/self would be the init
-// stage's), and the inode opened is the one decided on; the call is made
-// relative to that descriptor with the final name, never following a
-// symlink there (an open of a symlink follows it one link at a time and
-// decides again on the entry it leads to; what the supervisor may not
-// change there runs, and Landlock decides on the target). It runs with the
-// command's credentials: the same user, and a root caller's capabilities
+// from the command's own descriptor or working directory as the kernel
+// would resolve it for the calling thread (unixgate.ResolveAt: symlinks
+// followed, /proc/self and /dev/fd the thread's), and the inode opened is
+// the one decided on; the call is made relative to that descriptor with
+// the final name, never following a symlink there (an open of a symlink
+// follows it one link at a time and decides again on the entry it leads
+// to; what the supervisor may not change there runs, and Landlock decides
+// on the target). It runs with the command's credentials: the same user, and a root caller's capabilities
 // dropped on the thread that makes it; new entries get the command's
 // umask (from /proc/TID/status). An open returns its descriptor through
 // SECCOMP_IOCTL_NOTIF_ADDFD, close-on-exec as asked; an open of a FIFO or
 // a device, which may block, is made on a goroutine of its own.
 //
 // What it leaves to Landlock (so refused with EACCES in a chain
-// directory): O_TMPFILE and O_PATH opens, symlinks through /proc, link
-// with AT_EMPTY_PATH, truncate through a symlink, reads of new files where
+// directory): O_TMPFILE and O_PATH opens, link with AT_EMPTY_PATH,
+// truncate through a symlink, reads of new files where
 // reads are restricted and a hidden path lies beneath (llrules' doc).
 
 // fileKey identifies a directory.

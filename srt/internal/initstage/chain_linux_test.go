@@ -58,12 +58,12 @@ func TestChainClassify(t *testing.T) {
 		unix.Close(fd)
 	}
 	// In w, the protected names are refused, others allowed.
-	e, ok := c.open(unix.AT_FDCWD, w+"/.bashrc", true)
+	e, ok := c.open(unix.AT_FDCWD, w+"/.bashrc", os.Getpid(), true)
 	if !ok || e.changeable() {
 		t.Errorf(".bashrc: %v %+v", ok, e)
 	}
 	e.close()
-	e, ok = c.open(unix.AT_FDCWD, w+"/out.txt", true)
+	e, ok = c.open(unix.AT_FDCWD, w+"/out.txt", os.Getpid(), true)
 	if !ok || !e.changeable() {
 		t.Errorf("out.txt: %v %+v", ok, e)
 	}
@@ -72,15 +72,25 @@ func TestChainClassify(t *testing.T) {
 	if err := os.Symlink(".git/hooks", filepath.Join(w, "hk")); err != nil {
 		t.Fatal(err)
 	}
-	e, ok = c.open(unix.AT_FDCWD, w+"/hk/x", true)
+	e, ok = c.open(unix.AT_FDCWD, w+"/hk/x", os.Getpid(), true)
 	if !ok || e.changeable() || e.writable() {
 		t.Errorf("hk/x: %v %+v", ok, e)
 	}
 	e.close()
-	// No magic link is followed.
-	if _, ok := c.open(unix.AT_FDCWD, "/proc/self/cwd/x", true); ok {
-		t.Error("/proc/self/cwd was followed")
+	// /proc/self is the thread's: its working directory, here w/.git.
+	wd, _ := os.Getwd()
+	defer os.Chdir(wd)
+	os.Chdir(w + "/.git")
+	e, ok = c.open(unix.AT_FDCWD, "/proc/self/cwd/hooks/x", unix.Gettid(), true)
+	if !ok || e.cls != clsNone {
+		t.Errorf("/proc/self/cwd/hooks/x: %v %+v", ok, e)
 	}
+	e.close()
+	e, ok = c.open(unix.AT_FDCWD, "/proc/self/cwd/x", unix.Gettid(), true)
+	if !ok || e.cls != clsChain || !e.changeable() {
+		t.Errorf("/proc/self/cwd/x: %v %+v", ok, e)
+	}
+	e.close()
 }
 
 // BenchmarkChainClassify: the walk up from a directory three levels below

@@ -74,13 +74,13 @@ func (c *chainSet) handle(r *usernotif.Request, call chainCall) (reply usernotif
 	}
 	ran := asCommand(func() {
 		two := call.op == opLink || call.op == opRename
-		e, ok := c.open(b1, path, !two)
+		e, ok := c.open(b1, path, r.Pid, !two)
 		if !ok {
 			return
 		}
 		defer e.close()
 		if two {
-			e2, ok := c.open(b2, path2, false)
+			e2, ok := c.open(b2, path2, r.Pid, false)
 			if !ok {
 				return
 			}
@@ -135,7 +135,7 @@ func (c *chainSet) one(call chainCall, r *usernotif.Request, flags uint64, umask
 		if e.slash {
 			return usernotif.Reply{}, false
 		}
-		return c.openFile(e, int(flags), uint32(r.Args[call.mode]), umask, 0)
+		return c.openFile(e, int(flags), uint32(r.Args[call.mode]), umask, r.Pid, 0)
 	case opMkdir:
 		m, fix, needFix := c.perm(uint32(r.Args[call.mode]), umask)
 		if err := unix.Mkdirat(e.dir, e.name, m); err != nil {
@@ -218,7 +218,7 @@ func lookup(e *entry) (int, uint32, error) {
 // openFile performs an open (or creat) of e, and hands the descriptor to
 // the command. A symlink at e is followed as the kernel would (links:
 // how many so far), the entry it names decided on again.
-func (c *chainSet) openFile(e *entry, flags int, mode, umask uint32, links int) (usernotif.Reply, bool) {
+func (c *chainSet) openFile(e *entry, flags int, mode, umask uint32, tid, links int) (usernotif.Reply, bool) {
 	cloexec := flags&unix.O_CLOEXEC != 0
 	flags |= unix.O_CLOEXEC
 	give := func(fd int) (usernotif.Reply, bool) {
@@ -253,7 +253,7 @@ func (c *chainSet) openFile(e *entry, flags int, mode, umask uint32, links int) 
 			return reply, done
 		}
 		if err == nil && kind == unix.S_IFLNK {
-			return c.follow(e, p, flags, mode, umask, links)
+			return c.follow(e, p, flags, mode, umask, tid, links)
 		}
 		if err != nil {
 			return usernotif.Reply{}, false // the kernel says what it is
@@ -301,14 +301,14 @@ func (c *chainSet) openFile(e *entry, flags int, mode, umask uint32, links int) 
 // the entry the target leads to, when the supervisor may change it;
 // otherwise the call runs, and Landlock decides on the target (allowed
 // beneath a grant, refused on a protected path).
-func (c *chainSet) follow(e *entry, p int, flags int, mode, umask uint32, links int) (usernotif.Reply, bool) {
+func (c *chainSet) follow(e *entry, p int, flags int, mode, umask uint32, tid, links int) (usernotif.Reply, bool) {
 	buf := make([]byte, maxPath)
 	n, err := unix.Readlinkat(p, "", buf)
 	unix.Close(p)
 	if flags&unix.O_NOFOLLOW != 0 || links >= maxLinks || err != nil || n <= 0 || n >= len(buf) {
 		return usernotif.Reply{}, false
 	}
-	next, ok := c.open(e.dir, string(buf[:n]), true)
+	next, ok := c.open(e.dir, string(buf[:n]), tid, true)
 	if !ok {
 		return usernotif.Reply{}, false
 	}
@@ -316,7 +316,7 @@ func (c *chainSet) follow(e *entry, p int, flags int, mode, umask uint32, links 
 	if next.slash || !next.changeable() {
 		return usernotif.Reply{}, false
 	}
-	return c.openFile(next, flags, mode, umask, links+1)
+	return c.openFile(next, flags, mode, umask, tid, links+1)
 }
 
 // two performs a link or a rename, e the old name and e2 the new.

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/srt-sandbox/srt/internal/unixgate"
 	"github.com/srt-sandbox/srt/internal/usernotif"
 )
 
@@ -73,113 +74,33 @@ func split(path string) (dir, name string, slash, ok bool) {
 	return dir, name, slash, true
 }
 
-// open opens the directory of path (from base) and classifies it. Made
-// with the command's credentials (asCommand): a directory it could not
-// search is not opened.
-func (c *chainSet) open(base int, path string, near bool) (*entry, bool) {
+// open opens the directory of path (from base, the directory the path
+// of thread tid starts from) as the kernel would resolve it for the
+// thread (unixgate.ResolveAt: symlinks followed, /proc/self and /dev/fd
+// the thread's), and classifies the directory reached. Made with the
+// command's credentials (asCommand): a directory it could not search is
+// not opened.
+func (c *chainSet) open(base int, path string, tid int, near bool) (*entry, bool) {
 	dir, name, slash, ok := split(path)
 	if !ok {
 		return nil, false
 	}
-	fd, err := resolveDir(base, dir)
-	if err != nil {
+	fd, e := unixgate.ResolveAt(base, dir, tid)
+	if e != 0 {
 		return nil, false
 	}
-	e := &entry{dir: fd, name: name, slash: slash}
-	e.cls, e.chain = c.classify(fd, near)
-	return e, true
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
+		unix.Close(fd)
+		return nil, false
+	}
+	d := &entry{dir: fd, name: name, slash: slash}
+	d.cls, d.chain = c.classify(fd, near)
+	return d, true
 }
 
-// maxLinks is the kernel's bound on the symlinks one lookup follows.
+// maxLinks is the kernel's bound on the symlinks one open follows.
 const maxLinks = 40
-
-// resolveDir opens the directory path names from base (AT_FDCWD for an
-// absolute path) as the kernel would for the command, one component at a
-// time: symlinks followed, but none on procfs (a magic link there, as
-// /proc/self, would be the init stage's own). openat2 would do it in one
-// call, but the init stage's own seccomp filter refuses openat2 to every
-// one of its threads.
-func resolveDir(base int, path string) (int, error) {
-	cur := base
-	if strings.HasPrefix(path, "/") || base == unix.AT_FDCWD {
-		cur = -1
-	}
-	own := func(fd int) {
-		if cur >= 0 && cur != base {
-			unix.Close(cur)
-		}
-		cur = fd
-	}
-	defer func() {
-		if cur >= 0 && cur != base {
-			unix.Close(cur)
-		}
-	}()
-	comps := strings.Split(path, "/")
-	if strings.HasPrefix(path, "/") {
-		fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return -1, err
-		}
-		own(fd)
-	}
-	if cur < 0 {
-		return -1, unix.EBADF
-	}
-	links := 0
-	for len(comps) > 0 {
-		c := comps[0]
-		comps = comps[1:]
-		if c == "" || c == "." {
-			continue
-		}
-		next, err := unix.Openat(cur, c, unix.O_PATH|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-		if err != nil {
-			return -1, err
-		}
-		var st unix.Stat_t
-		if err := unix.Fstat(next, &st); err != nil {
-			unix.Close(next)
-			return -1, err
-		}
-		switch st.Mode & unix.S_IFMT {
-		case unix.S_IFDIR:
-			own(next)
-			continue
-		case unix.S_IFLNK:
-		default:
-			unix.Close(next)
-			return -1, unix.ENOTDIR
-		}
-		var fs unix.Statfs_t
-		links++
-		if links > maxLinks || unix.Fstatfs(cur, &fs) != nil || fs.Type == unix.PROC_SUPER_MAGIC {
-			unix.Close(next)
-			return -1, unix.ELOOP
-		}
-		buf := make([]byte, maxPath)
-		n, err := unix.Readlinkat(next, "", buf)
-		unix.Close(next)
-		if err != nil || n <= 0 || n >= len(buf) {
-			return -1, unix.ELOOP
-		}
-		target := string(buf[:n])
-		comps = append(strings.Split(target, "/"), comps...)
-		if strings.HasPrefix(target, "/") {
-			fd, err := unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-			if err != nil {
-				return -1, err
-			}
-			own(fd)
-		}
-	}
-	if cur == base {
-		return unix.FcntlInt(uintptr(base), unix.F_DUPFD_CLOEXEC, 0) // the caller closes base and the result apart
-	}
-	fd := cur
-	cur = -1
-	return fd, nil
-}
 
 // asCommand runs f with the command's credentials: a thread of the init
 // stage that holds capabilities (a root caller's: the command's thread
