@@ -515,7 +515,7 @@ func landlockGrants(rules *initstage.FSRules, reads bool) ([]initstage.Grant, []
 	}
 	cs := make([]initstage.Chain, len(chains))
 	for i, c := range chains {
-		cs[i] = initstage.Chain{Path: c.Path, Protected: c.Protected}
+		cs[i] = initstage.Chain{Path: c.Path, Protected: c.Protected, Reads: c.Reads}
 	}
 	return out, cs, nil
 }

@@ -286,3 +286,87 @@ func TestLandlockChainCredentials(t *testing.T) {
 		}
 	})
 }
+
+// chainReadProbe runs where the working directory is a chain directory of
+// the reads too (a denyRead path beneath it): what the command makes there
+// is opened for reading by the supervisor; the hidden path stays hidden.
+const chainReadProbe = `
+import errno, os, subprocess
+def t(name, f):
+    try:
+        r = f()
+        print(name, "ok" if r is None else r)
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno, e.errno))
+def write(p, data="x", flags=os.O_WRONLY|os.O_CREAT|os.O_TRUNC):
+    fd = os.open(p, flags, 0o644)
+    os.write(fd, data.encode()); os.close(fd)
+def read(p):
+    with open(p) as f: return f.read().strip() or "empty"
+def rdwr(p):
+    fd = os.open(p, os.O_RDWR); os.close(fd)
+t("read-existing", lambda: read("a.txt"))
+t("create-read", lambda: (write("new.txt", "fresh"), read("new.txt"))[-1])
+t("rdwr-new", lambda: rdwr("new.txt"))
+t("mkdir-list", lambda: (os.mkdir("nd"), write("nd/f", "deep"), read("nd/f"), ",".join(os.listdir("nd/")))[-1])
+t("sub-create-read", lambda: (write("sub/n", "s"), read("sub/n"))[-1])
+t("link-to-new", lambda: (os.symlink("new.txt", "nl"), read("nl"))[-1])
+t("exec-new", lambda: (write("run.sh", "#!/bin/sh\necho ran\n"), os.chmod("run.sh", 0o755), subprocess.run(["./run.sh"], capture_output=True).stdout.decode().strip())[-1])
+t("read-env", lambda: read(".env"))
+t("read-sub-env", lambda: read("sub/.env"))
+t("read-env-link", lambda: (os.symlink(".env", "el"), read("el"))[-1])
+t("read-env-proc", lambda: read("/proc/self/cwd/.env"))
+t("hardlink-env", lambda: os.link(".env", "eh"))
+t("rename-env", lambda: os.rename(".env", "env2"))
+t("rdwr-mcp", lambda: rdwr(".mcp.json"))
+t("rdwr-mcp-link", lambda: (os.symlink(".mcp.json", "ml"), rdwr("ml"))[-1])
+t("read-mcp", lambda: read(".mcp.json"))
+`
+
+// TestLandlockChainReads: with a denyRead path beneath the working
+// directory the Landlock backend restricts reads there, and the
+// supervisor opens what the command made (files, directories, through a
+// symlink) for reading; the hidden files stay unreadable every way round,
+// and a write-protected file is not opened for writing through a read.
+func TestLandlockChainReads(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		w.gitOnHostOK(w.dir, "init", "-q")
+		w.write("home/proj/a.txt", "old")
+		w.write("home/proj/.env", "SECRET=1")
+		w.write("home/proj/sub/.env", "SECRET=2")
+		probe := w.write("home/probe.py", chainReadProbe)
+		s := fsSettings(`{"allowWrite":["."],"denyWrite":[],"denyRead":["` + w.path("home/proj/.env") + `","` + w.path("home/proj/sub/.env") + `"]}`)
+		r := w.landlock(s, "python3 "+probe)
+		want := map[string]string{
+			"read-existing": "old", "create-read": "fresh", "rdwr-new": "ok", "mkdir-list": "f",
+			"sub-create-read": "s", "link-to-new": "fresh",
+			"exec-new": "EACCES", // execve checks Landlock on the path: nothing the supervisor can open for it
+			"read-env": "EACCES", "read-sub-env": "EACCES", "read-env-link": "EACCES", "read-env-proc": "EACCES",
+			"hardlink-env": "EACCES", "rename-env": "EACCES", "rdwr-mcp": "EACCES", "rdwr-mcp-link": "EACCES",
+			"read-mcp": `{"mcpServers":{}}`,
+		}
+		got := map[string]string{}
+		for _, l := range strings.Split(r.stdout, "\n") {
+			if k, v, ok := strings.Cut(l, " "); ok {
+				got[k] = v
+			}
+		}
+		for k, v := range want {
+			if got[k] != v {
+				t.Errorf("%s: got %q, want %q", k, got[k], v)
+			}
+		}
+		if strings.Contains(r.stdout, "SECRET") {
+			t.Errorf("ESCAPE: a hidden file was read:\n%s", r.stdout)
+		}
+		if t.Failed() {
+			t.Logf("%s", r)
+		}
+		if b, _ := os.ReadFile(filepath.Join(w.dir, ".mcp.json")); string(b) != "{\"mcpServers\":{}}\n" && len(b) != 0 {
+			t.Errorf("ESCAPE: .mcp.json holds %q", b)
+		}
+		if exists(filepath.Join(w.dir, "eh")) || !exists(filepath.Join(w.dir, ".env")) {
+			t.Error("ESCAPE: the hidden file was linked or moved")
+		}
+	})
+}

@@ -50,8 +50,15 @@ import (
 //
 // What it leaves to Landlock (so refused with EACCES in a chain
 // directory): O_TMPFILE and O_PATH opens, link with AT_EMPTY_PATH,
-// truncate through a symlink, reads of new files where
-// reads are restricted and a hidden path lies beneath (llrules' doc).
+// truncate through a symlink, and execve of a new file where reads are
+// restricted and a hidden path lies beneath.
+//
+// Reads: where the command may write a chain directory of the reads (a
+// hidden path beneath a writable directory: the dirSet r), what it makes
+// there has no read grant; the supervisor is then notified of every open,
+// and opens for reading, the same way, what lies there by a name that is
+// not hidden (or beneath a directory made there). An open that also
+// writes must pass the writes' check too.
 
 // fileKey identifies a directory.
 type fileKey struct{ dev, ino uint64 }
@@ -64,19 +71,31 @@ type chainDir struct {
 	protected map[string]bool
 }
 
-// chainSet is what the supervisor knows, fixed before the command starts.
-type chainSet struct {
+// dirSet are the chain directories of one kind (writes, or reads), fixed
+// before the command starts.
+type dirSet struct {
 	dirs  map[fileKey]*chainDir
 	stops map[fileKey]bool // directories under a protected name of a chain directory
-	roots map[fileKey]bool // directories Landlock grants writes on (their subtree)
+	roots map[fileKey]bool // directories Landlock grants the kind on (their subtree)
 	devs  map[uint64]bool  // the devices of the chain directories
+}
+
+// chainSet is what the supervisor knows.
+type chainSet struct {
+	w dirSet // the chain directories of the writes
+	// r are the chain directories of the reads that the command may write
+	// (a hidden path beneath a writable directory): what appears there
+	// has no read grant. Empty: Landlock grants every read the rules
+	// allow of what the command makes.
+	r dirSet
 	// umask0 is the init stage's umask, which the kernel applies to what
 	// the supervisor makes (the command's, unless it changed its own).
 	umask0 uint32
 }
 
-// noNSWriteRoots are the paths Landlock grants writes on (restrictNoNS).
-var noNSWriteRoots []string
+// noNSWriteRoots and noNSReadRoots are the paths Landlock grants writes,
+// and reads, on (restrictNoNS).
+var noNSWriteRoots, noNSReadRoots []string
 
 // The kinds of calls.
 const (
@@ -138,11 +157,11 @@ func registerChains(arch seccomp.Arch, fd int) error {
 	if err != nil {
 		return err
 	}
-	c := newChainSet(list, noNSWriteRoots)
-	if len(c.dirs) == 0 {
+	c := newChainSet(list, noNSWriteRoots, noNSReadRoots)
+	if len(c.w.dirs) == 0 && len(c.r.dirs) == 0 {
 		return nil
 	}
-	for _, n := range seccomp.ChainNotify() {
+	for _, n := range seccomp.ChainNotify(len(c.r.dirs) > 0) {
 		nr, ok := arch.Number(n.Syscall)
 		if !ok {
 			continue
@@ -151,52 +170,67 @@ func registerChains(arch seccomp.Arch, fd int) error {
 			return err
 		}
 	}
-	debug("chain supervisor: %d chain directories, %d protected directories, %d write roots", len(c.dirs), len(c.stops), len(c.roots))
+	debug("chain supervisor: %d chain directories (%d protected directories, %d write roots); of the reads: %d (%d hidden directories, %d read roots)",
+		len(c.w.dirs), len(c.w.stops), len(c.w.roots), len(c.r.dirs), len(c.r.stops), len(c.r.roots))
 	return nil
 }
 
 // newChainSet records the chain directories of list and the directories
-// of roots. A path that cannot be opened is left out: nothing is added
-// there.
-func newChainSet(list []Chain, roots []string) *chainSet {
-	c := &chainSet{dirs: map[fileKey]*chainDir{}, stops: map[fileKey]bool{}, roots: map[fileKey]bool{}, devs: map[uint64]bool{}}
+// of the roots of each kind. A path that cannot be opened is left out:
+// nothing is added there.
+func newChainSet(list []Chain, writeRoots, readRoots []string) *chainSet {
+	c := &chainSet{w: newDirSet(writeRoots), r: newDirSet(readRoots)}
 	for _, l := range list {
+		set := &c.w
+		if l.Reads {
+			set = &c.r
+		}
 		fd, err := unix.Open(l.Path, unix.O_PATH|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 		if err != nil {
 			continue
 		}
 		var st unix.Stat_t
 		if unix.Fstat(fd, &st) == nil {
-			d := &chainDir{path: l.Path, protected: map[string]bool{}}
+			// The same directory twice (by two paths, or listed again)
+			// protects the names of both.
+			d := set.dirs[keyOf(&st)]
+			if d == nil {
+				d = &chainDir{path: l.Path, protected: map[string]bool{}}
+			}
 			for _, n := range l.Protected {
 				d.protected[n] = true
 				var s unix.Stat_t
 				if unix.Fstatat(fd, n, &s, unix.AT_SYMLINK_NOFOLLOW) == nil && s.Mode&unix.S_IFMT == unix.S_IFDIR {
-					c.stops[keyOf(&s)] = true
+					set.stops[keyOf(&s)] = true
 				}
 			}
-			c.dirs[keyOf(&st)] = d
-			c.devs[uint64(st.Dev)] = true
+			set.dirs[keyOf(&st)] = d
+			set.devs[uint64(st.Dev)] = true
 		}
 		unix.Close(fd)
-	}
-	for _, p := range roots {
-		var st unix.Stat_t
-		if unix.Lstat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
-			c.roots[keyOf(&st)] = true
-		}
 	}
 	c.umask0 = uint32(unix.Umask(0o22))
 	unix.Umask(int(c.umask0))
 	return c
 }
 
-// The classes of a directory.
+func newDirSet(roots []string) dirSet {
+	s := dirSet{dirs: map[fileKey]*chainDir{}, stops: map[fileKey]bool{}, roots: map[fileKey]bool{}, devs: map[uint64]bool{}}
+	for _, p := range roots {
+		var st unix.Stat_t
+		if unix.Lstat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+			s.roots[keyOf(&st)] = true
+		}
+	}
+	return s
+}
+
+// The classes of a directory, for one kind (writes, or reads).
 const (
-	clsNone  = iota // not writable by the rules, or not known to be: Landlock decides
+	clsNone  = iota // not allowed by the rules, or not known to be: Landlock decides
 	clsChain        // a chain directory: its protected names are refused
-	clsBelow        // beneath a chain directory, with no Landlock grant: all of it writable
-	clsRoot         // beneath a Landlock write grant: Landlock allows it
+	clsBelow        // beneath a chain directory, with no Landlock grant: all of it allowed
+	clsRoot         // beneath a Landlock grant: Landlock allows it
 )
 
 // maxWalk bounds the walk up a directory's ".." entries.
@@ -208,7 +242,7 @@ const maxWalk = 256
 // that Landlock grants nothing is on the chain directory's device (it was
 // made or moved there; a mount beneath is an entry at the start, and
 // granted, or protected).
-func (c *chainSet) classify(fd int, near bool) (int, *chainDir) {
+func (c *dirSet) classify(fd int, near bool) (int, *chainDir) {
 	cur := fd
 	defer func() {
 		if cur != fd {
@@ -253,13 +287,16 @@ func (c *chainSet) classify(fd int, near bool) (int, *chainDir) {
 	return clsNone, nil
 }
 
-// entry is one directory entry a call names, its directory opened.
+// entry is one directory entry a call names, its directory opened, and
+// classified for writes (cls, chain) and, where asked, for reads.
 type entry struct {
-	dir   int // O_PATH
-	name  string
-	slash bool // the path ended in "/"
-	cls   int
-	chain *chainDir
+	dir    int // O_PATH
+	name   string
+	slash  bool // the path ended in "/"
+	cls    int
+	chain  *chainDir
+	rcls   int
+	rchain *chainDir
 }
 
 func (e *entry) close() {
@@ -283,3 +320,16 @@ func (e *entry) changeable() bool {
 // writable says whether e may be changed by the rules at all, by the
 // supervisor or by Landlock.
 func (e *entry) writable() bool { return e.changeable() || e.cls == clsRoot }
+
+// readableHere says whether the supervisor may open e for reading: in a
+// chain directory of the reads, a name that is not hidden; beneath one,
+// any.
+func (e *entry) readableHere() bool {
+	switch e.rcls {
+	case clsChain:
+		return !e.rchain.protected[e.name]
+	case clsBelow:
+		return true
+	}
+	return false
+}

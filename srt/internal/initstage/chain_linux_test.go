@@ -40,7 +40,7 @@ func TestChainClassify(t *testing.T) {
 		}
 	}
 	w := filepath.Join(root, "w")
-	c := newChainSet([]Chain{{Path: w, Protected: []string{".git", "p", ".bashrc"}}, {Path: w + "/.git", Protected: []string{"hooks"}}}, []string{w + "/g"})
+	c := newChainSet([]Chain{{Path: w, Protected: []string{".git", "p", ".bashrc"}}, {Path: w + "/.git", Protected: []string{"hooks"}}}, []string{w + "/g"}, nil)
 	for rel, want := range map[string]int{
 		"w": clsChain, "w/.git": clsChain, "w/new": clsBelow, "w/new/deep": clsBelow,
 		"w/.git/hooks": clsNone, "w/.git/hooks/sub": clsNone, "w/p": clsNone, "w/p/x": clsNone,
@@ -51,19 +51,19 @@ func TestChainClassify(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, near := range []bool{false, true} {
-			if got, _ := c.classify(fd, near); got != want {
+			if got, _ := c.w.classify(fd, near); got != want {
 				t.Errorf("%s (near %v): class %d, want %d", rel, near, got, want)
 			}
 		}
 		unix.Close(fd)
 	}
 	// In w, the protected names are refused, others allowed.
-	e, ok := c.open(unix.AT_FDCWD, w+"/.bashrc", os.Getpid(), true)
+	e, ok := c.open(unix.AT_FDCWD, w+"/.bashrc", os.Getpid(), true, false)
 	if !ok || e.changeable() {
 		t.Errorf(".bashrc: %v %+v", ok, e)
 	}
 	e.close()
-	e, ok = c.open(unix.AT_FDCWD, w+"/out.txt", os.Getpid(), true)
+	e, ok = c.open(unix.AT_FDCWD, w+"/out.txt", os.Getpid(), true, false)
 	if !ok || !e.changeable() {
 		t.Errorf("out.txt: %v %+v", ok, e)
 	}
@@ -72,7 +72,7 @@ func TestChainClassify(t *testing.T) {
 	if err := os.Symlink(".git/hooks", filepath.Join(w, "hk")); err != nil {
 		t.Fatal(err)
 	}
-	e, ok = c.open(unix.AT_FDCWD, w+"/hk/x", os.Getpid(), true)
+	e, ok = c.open(unix.AT_FDCWD, w+"/hk/x", os.Getpid(), true, false)
 	if !ok || e.changeable() || e.writable() {
 		t.Errorf("hk/x: %v %+v", ok, e)
 	}
@@ -81,12 +81,12 @@ func TestChainClassify(t *testing.T) {
 	wd, _ := os.Getwd()
 	defer os.Chdir(wd)
 	os.Chdir(w + "/.git")
-	e, ok = c.open(unix.AT_FDCWD, "/proc/self/cwd/hooks/x", unix.Gettid(), true)
+	e, ok = c.open(unix.AT_FDCWD, "/proc/self/cwd/hooks/x", unix.Gettid(), true, false)
 	if !ok || e.cls != clsNone {
 		t.Errorf("/proc/self/cwd/hooks/x: %v %+v", ok, e)
 	}
 	e.close()
-	e, ok = c.open(unix.AT_FDCWD, "/proc/self/cwd/x", unix.Gettid(), true)
+	e, ok = c.open(unix.AT_FDCWD, "/proc/self/cwd/x", unix.Gettid(), true, false)
 	if !ok || e.cls != clsChain || !e.changeable() {
 		t.Errorf("/proc/self/cwd/x: %v %+v", ok, e)
 	}
@@ -98,12 +98,36 @@ func TestChainClassify(t *testing.T) {
 func BenchmarkChainClassify(b *testing.B) {
 	root := b.TempDir()
 	os.MkdirAll(filepath.Join(root, "w/a/b/c"), 0o755)
-	c := newChainSet([]Chain{{Path: filepath.Join(root, "w"), Protected: []string{".git"}}}, nil)
+	c := newChainSet([]Chain{{Path: filepath.Join(root, "w"), Protected: []string{".git"}}}, nil, nil)
 	fd, _ := unix.Open(filepath.Join(root, "w/a/b/c"), unix.O_PATH|unix.O_DIRECTORY, 0)
 	defer unix.Close(fd)
 	for i := 0; i < b.N; i++ {
-		if cls, _ := c.classify(fd, true); cls != clsBelow {
+		if cls, _ := c.w.classify(fd, true); cls != clsBelow {
 			b.Fatal(cls)
+		}
+	}
+}
+
+// A directory listed twice protects the names of both lists; a chain of
+// the reads goes to the reads' set, and never loosens the writes'.
+func TestChainSetMerges(t *testing.T) {
+	w := t.TempDir()
+	c := newChainSet([]Chain{
+		{Path: w, Protected: []string{".bashrc", ".mcp.json"}},
+		{Path: w, Protected: []string{".git"}},
+		{Path: w, Protected: []string{".env"}, Reads: true},
+	}, nil, nil)
+	if len(c.w.dirs) != 1 || len(c.r.dirs) != 1 {
+		t.Fatalf("sets: %d %d", len(c.w.dirs), len(c.r.dirs))
+	}
+	for _, d := range c.w.dirs {
+		for _, n := range []string{".bashrc", ".mcp.json", ".git"} {
+			if !d.protected[n] {
+				t.Errorf("%s is not protected for writes", n)
+			}
+		}
+		if d.protected[".env"] {
+			t.Error("a hidden name of the reads' set is in the writes'")
 		}
 	}
 }

@@ -30,10 +30,11 @@ func (c *chainSet) handle(r *usernotif.Request, call chainCall) (reply usernotif
 	if call.flags >= 0 {
 		flags = r.Args[call.flags]
 	}
-	// An open that writes nothing is Landlock's (it is notified only when
+	// An open that writes nothing is Landlock's unless the supervisor
+	// opens for reading too (it is notified of every open then, or when
 	// the filesystem observer wants every open); O_PATH and O_TMPFILE ones
-	// too.
-	if call.op == opOpen && (flags&seccomp.OpenWriteFlags == 0 || flags&(unix.O_PATH|unix.O_TMPFILE&^unix.O_DIRECTORY) != 0) {
+	// are Landlock's always.
+	if call.op == opOpen && (flags&seccomp.OpenWriteFlags == 0 && len(c.r.dirs) == 0 || flags&(unix.O_PATH|unix.O_TMPFILE&^unix.O_DIRECTORY) != 0) {
 		return reply, false
 	}
 	path, ok := rawPath(r, call.path)
@@ -74,13 +75,13 @@ func (c *chainSet) handle(r *usernotif.Request, call chainCall) (reply usernotif
 	}
 	ran := asCommand(func() {
 		two := call.op == opLink || call.op == opRename
-		e, ok := c.open(b1, path, r.Pid, !two)
+		e, ok := c.open(b1, path, r.Pid, !two, call.op == opOpen && c.readsNeeded(flags))
 		if !ok {
 			return
 		}
 		defer e.close()
 		if two {
-			e2, ok := c.open(b2, path2, r.Pid, false)
+			e2, ok := c.open(b2, path2, r.Pid, false, false)
 			if !ok {
 				return
 			}
@@ -91,7 +92,7 @@ func (c *chainSet) handle(r *usernotif.Request, call chainCall) (reply usernotif
 			reply, done = c.two(call, r, flags, e, e2)
 			return
 		}
-		if !e.changeable() {
+		if call.op == opOpen && !c.opens(e, flags) || call.op != opOpen && !e.changeable() {
 			return
 		}
 		reply, done = c.one(call, r, flags, umask, target, e)
@@ -132,8 +133,8 @@ func errnoOf(err error) unix.Errno {
 func (c *chainSet) one(call chainCall, r *usernotif.Request, flags uint64, umask uint32, target string, e *entry) (usernotif.Reply, bool) {
 	switch call.op {
 	case opOpen:
-		if e.slash {
-			return usernotif.Reply{}, false
+		if e.slash && flags&unix.O_CREAT != 0 {
+			return usernotif.Reply{}, false // the kernel's EISDIR
 		}
 		return c.openFile(e, int(flags), uint32(r.Args[call.mode]), umask, r.Pid, 0)
 	case opMkdir:
@@ -200,6 +201,24 @@ func (c *chainSet) one(call chainCall, r *usernotif.Request, flags uint64, umask
 	return usernotif.Reply{}, false
 }
 
+// readsNeeded says whether an open with flags reads, where the supervisor
+// may have to open for reading (chain directories of the reads exist).
+func (c *chainSet) readsNeeded(flags uint64) bool {
+	return len(c.r.dirs) > 0 && flags&unix.O_ACCMODE != unix.O_WRONLY
+}
+
+// opens says whether the supervisor performs an open of e with flags:
+// when the rules allow all it asks (to write: e may be changed, by the
+// supervisor or beneath a Landlock grant; to read: e may be read, the
+// same way, or reads need no supervisor), and Landlock alone would not.
+func (c *chainSet) opens(e *entry, flags uint64) bool {
+	writes := flags&seccomp.OpenWriteFlags != 0
+	reads := c.readsNeeded(flags)
+	allowW, landlockW := !writes || e.writable(), !writes || e.cls == clsRoot
+	allowR, landlockR := !reads || e.readableHere() || e.rcls == clsRoot, !reads || e.rcls == clsRoot
+	return allowW && allowR && !(landlockW && landlockR)
+}
+
 // lookup opens e's entry itself (O_PATH, not following a symlink) and
 // says what it is.
 func lookup(e *entry) (int, uint32, error) {
@@ -245,6 +264,12 @@ func (c *chainSet) openFile(e *entry, flags int, mode, umask uint32, tid, links 
 	}
 	for try := 0; try < 4; try++ {
 		p, kind, err := lookup(e)
+		if err == nil && e.slash && kind != unix.S_IFDIR {
+			// "name/" names a directory: through a symlink, or the
+			// kernel's ENOTDIR.
+			unix.Close(p)
+			return usernotif.Reply{}, false
+		}
 		if err == unix.ENOENT && flags&unix.O_CREAT != 0 {
 			reply, done, again := create()
 			if again {
@@ -308,12 +333,12 @@ func (c *chainSet) follow(e *entry, p int, flags int, mode, umask uint32, tid, l
 	if flags&unix.O_NOFOLLOW != 0 || links >= maxLinks || err != nil || n <= 0 || n >= len(buf) {
 		return usernotif.Reply{}, false
 	}
-	next, ok := c.open(e.dir, string(buf[:n]), tid, true)
+	next, ok := c.open(e.dir, string(buf[:n]), tid, true, c.readsNeeded(uint64(flags)))
 	if !ok {
 		return usernotif.Reply{}, false
 	}
 	defer next.close()
-	if next.slash || !next.changeable() {
+	if next.slash || !c.opens(next, uint64(flags)) {
 		return usernotif.Reply{}, false
 	}
 	return c.openFile(next, flags, mode, umask, tid, links+1)

@@ -77,10 +77,10 @@ func split(path string) (dir, name string, slash, ok bool) {
 // open opens the directory of path (from base, the directory the path
 // of thread tid starts from) as the kernel would resolve it for the
 // thread (unixgate.ResolveAt: symlinks followed, /proc/self and /dev/fd
-// the thread's), and classifies the directory reached. Made with the
-// command's credentials (asCommand): a directory it could not search is
-// not opened.
-func (c *chainSet) open(base int, path string, tid int, near bool) (*entry, bool) {
+// the thread's), and classifies the directory reached for writes, and
+// with reads for reads too. Made with the command's credentials
+// (asCommand): a directory it could not search is not opened.
+func (c *chainSet) open(base int, path string, tid int, near, reads bool) (*entry, bool) {
 	dir, name, slash, ok := split(path)
 	if !ok {
 		return nil, false
@@ -95,7 +95,12 @@ func (c *chainSet) open(base int, path string, tid int, near bool) (*entry, bool
 		return nil, false
 	}
 	d := &entry{dir: fd, name: name, slash: slash}
-	d.cls, d.chain = c.classify(fd, near)
+	d.cls, d.chain = c.w.classify(fd, near)
+	if reads {
+		// A chain directory of the reads is one of the writes too (a
+		// hidden path is write-protected): near holds for both.
+		d.rcls, d.rchain = c.r.classify(fd, near)
+	}
 	return d, true
 }
 

@@ -80,19 +80,26 @@ func DecodeGrants(data []byte) ([]Grant, error) {
 }
 
 // Chain is a directory whose entries the supervisor changes for the
-// command, but for the protected names (llrules.Chain).
+// command, but for the protected names (llrules.Chain); or, with Reads, a
+// writable directory whose entries it opens for reading, but for the
+// hidden names.
 type Chain struct {
 	Path      string
 	Protected []string
+	Reads     bool
 }
 
 // EncodeChains lays chains out as the init stage reads them: per chain
-// 'C', its path and a NUL, then per protected name 'N', the name and a
-// NUL.
+// 'C' (or 'R', with Reads), its path and a NUL, then per protected name
+// 'N', the name and a NUL.
 func EncodeChains(cs []Chain) []byte {
 	var b bytes.Buffer
 	for _, c := range cs {
-		b.WriteByte('C')
+		if c.Reads {
+			b.WriteByte('R')
+		} else {
+			b.WriteByte('C')
+		}
 		b.WriteString(c.Path)
 		b.WriteByte(0)
 		for _, n := range c.Protected {
@@ -118,8 +125,8 @@ func DecodeChains(data []byte) ([]Chain, error) {
 		}
 		v := string(rest[1:end])
 		switch {
-		case rest[0] == 'C' && v[0] == '/' && filepath.Clean(v) == v:
-			out = append(out, Chain{Path: v})
+		case (rest[0] == 'C' || rest[0] == 'R') && v[0] == '/' && filepath.Clean(v) == v:
+			out = append(out, Chain{Path: v, Reads: rest[0] == 'R'})
 		case rest[0] == 'N' && len(out) > 0 && v != "." && v != ".." && !strings.Contains(v, "/"):
 			out[len(out)-1].Protected = append(out[len(out)-1].Protected, v)
 		default:

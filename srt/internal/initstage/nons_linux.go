@@ -148,6 +148,9 @@ func restrictNoNS(n NoNS) error {
 		if g.Rights&GrantWrite != 0 {
 			noNSWriteRoots = append(noNSWriteRoots, g.Path)
 		}
+		if g.Rights&GrantRead != 0 {
+			noNSReadRoots = append(noNSReadRoots, g.Path)
+		}
 	}
 	for _, port := range n.ConnectPorts {
 		p.ConnectPorts = append(p.ConnectPorts, uint16(port))

@@ -48,7 +48,7 @@ func FuzzDecodeGrants(f *testing.F) {
 }
 
 func TestChainsRoundTrip(t *testing.T) {
-	cs := []Chain{{Path: "/w", Protected: []string{".bashrc", ".git"}}, {Path: "/w/.git", Protected: []string{"hooks"}}, {Path: "/x y"}}
+	cs := []Chain{{Path: "/w", Protected: []string{".bashrc", ".git"}}, {Path: "/w/.git", Protected: []string{"hooks"}}, {Path: "/x y"}, {Path: "/w", Protected: []string{".env"}, Reads: true}}
 	got, err := DecodeChains(EncodeChains(cs))
 	if err != nil || !reflect.DeepEqual(got, cs) {
 		t.Fatalf("got %v, %v", got, err)

@@ -23,8 +23,11 @@
 //     command, and those of the directories it made beneath.
 //   - Reads: a chain directory is listable only when no hidden directory
 //     lies beneath it (listing is granted for a whole subtree); files that
-//     appear in a chain directory after the start are unreadable, since
-//     nothing granted them (the supervisor covers writes only).
+//     appear in a chain directory after the start have no grant. Where the
+//     rules let the command write such a directory, Compute returns it too
+//     (Chain.Reads, with its hidden names), and the supervisor opens for
+//     reading what the command makes there; elsewhere (another process's
+//     new files) they are unreadable.
 //
 // The rules are computed on the host, once, at the start: what the
 // directories hold then decides the grants.
@@ -56,6 +59,11 @@ type Chain struct {
 	// Protected are the names of its entries that are, or lead to, a
 	// write-protected path, whether they exist or not: sorted.
 	Protected []string
+	// Reads marks a chain directory of the reads that the rules let the
+	// command write (a hidden path beneath a writable directory): the
+	// supervisor opens for reading what appears there, and Protected are
+	// the names that are, or lead to, a hidden path.
+	Reads bool
 }
 
 // Grant is one Landlock rule: a path and its rights.
@@ -111,7 +119,10 @@ func Compute(fsys fsview.FS, r *initstage.FSRules, reads bool, skip []string) ([
 	for i, p := range paths {
 		out[i] = Grant{Path: p, Rights: c.out[p]}
 	}
-	sort.Slice(c.chains, func(i, j int) bool { return c.chains[i].Path < c.chains[j].Path })
+	sort.SliceStable(c.chains, func(i, j int) bool {
+		a, b := c.chains[i], c.chains[j]
+		return a.Reads != b.Reads && !a.Reads || a.Reads == b.Reads && a.Path < b.Path
+	})
 	return out, c.chains, nil
 }
 
@@ -213,8 +224,11 @@ func (c *computer) carve(dir string, kind byte) error {
 		return c.grant(dir, kind)
 	}
 	// A chain directory: its entries one by one.
-	if kind == Write {
-		c.chains = append(c.chains, Chain{Path: dir, Protected: c.protected(dir, under)})
+	switch {
+	case kind == Write:
+		c.chains = append(c.chains, Chain{Path: dir, Protected: c.protected(dir, under, Write)})
+	case allowed(c.view(dir), Write):
+		c.chains = append(c.chains, Chain{Path: dir, Protected: c.protected(dir, under, Read), Reads: true})
 	}
 	if kind == Read && !c.hidesDir(under) {
 		if err := c.grant(dir, List); err != nil {
@@ -234,12 +248,12 @@ func (c *computer) carve(dir string, kind byte) error {
 }
 
 // protected are the names of dir's entries that are, or lie above, a path
-// of under that refuses writes.
-func (c *computer) protected(dir string, under []string) []string {
+// of under that refuses kind.
+func (c *computer) protected(dir string, under []string, kind byte) []string {
 	seen := map[string]bool{}
 	var out []string
 	for _, g := range under {
-		if allowed(c.views[g], Write) {
+		if allowed(c.views[g], kind) {
 			continue
 		}
 		rel := strings.TrimPrefix(g, dir)

@@ -55,6 +55,31 @@ func TestCarveWrites(t *testing.T) {
 	}
 }
 
+// A writable directory with a hidden path beneath is a chain of the reads
+// too, whose hidden names the supervisor refuses to open.
+func TestCarveReadChains(t *testing.T) {
+	root := tree(t, "p/.env", "p/src/a", "p/sub/.env", "p/sub/x")
+	p := filepath.Join(root, "p")
+	r := &initstage.FSRules{Root: initstage.ViewReadOnly, Guards: []initstage.Guard{
+		{Path: p, View: initstage.ViewWritable},
+		{Path: p + "/.env", View: initstage.ViewHidden},
+		{Path: p + "/sub/.env", View: initstage.ViewHidden},
+	}}
+	_, chains, err := Compute(fsview.OS{}, r, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Chain{
+		{Path: p, Protected: []string{".env", "sub"}},
+		{Path: p + "/sub", Protected: []string{".env"}},
+		{Path: p, Protected: []string{".env", "sub"}, Reads: true},
+		{Path: p + "/sub", Protected: []string{".env"}, Reads: true},
+	}
+	if !reflect.DeepEqual(chains, want) {
+		t.Errorf("chains: got %v\nwant %v", chains, want)
+	}
+}
+
 func TestCarveReads(t *testing.T) {
 	root := tree(t, "h/.ssh/id", "h/notes", "h/proj/", "h/cfg/secret.txt", "h/cfg/ok")
 	h := filepath.Join(root, "h")
@@ -120,7 +145,10 @@ func FuzzCompute(f *testing.F) {
 				if r.Refused(c.Path, true) {
 					t.Fatalf("chain %s is not writable (%v)", c.Path, r.Guards)
 				}
-				if !r.Refused(p, true) || !within(p, c.Path) || p == c.Path {
+				if c.Reads && !reads {
+					t.Fatalf("a chain of the reads, and reads are not restricted: %v", c)
+				}
+				if !r.Refused(p, !c.Reads) || !within(p, c.Path) || p == c.Path {
 					continue
 				}
 				name, _, _ := strings.Cut(strings.TrimPrefix(p, c.Path+"/"), "/")
@@ -138,7 +166,11 @@ func FuzzCompute(f *testing.F) {
 		for path, view := range last {
 			g := initstage.Guard{Path: path, View: view}
 			for _, c := range chains {
-				if g.View == initstage.ViewWritable || !within(g.Path, c.Path) || g.Path == c.Path {
+				refused := g.View != initstage.ViewWritable
+				if c.Reads {
+					refused = g.View == initstage.ViewHidden
+				}
+				if !refused || !within(g.Path, c.Path) || g.Path == c.Path {
 					continue
 				}
 				name, _, _ := strings.Cut(strings.TrimPrefix(g.Path, c.Path+"/"), "/")
