@@ -305,12 +305,16 @@ func (e *entry) close() {
 	}
 }
 
-// changeable says whether the supervisor may make, remove or rename e:
-// in a chain directory, a name that is not protected; beneath one, any.
-func (e *entry) changeable() bool {
-	switch e.cls {
+// changeable says whether the supervisor may make, remove or rename e.
+func (e *entry) changeable() bool { return supervised(e.cls, e.chain, e.name) }
+
+// supervised says whether the supervisor may act on name in a directory
+// of class cls: in a chain directory, a name that is not protected;
+// beneath one, any.
+func supervised(cls int, chain *chainDir, name string) bool {
+	switch cls {
 	case clsChain:
-		return !e.chain.protected[e.name]
+		return !chain.protected[name]
 	case clsBelow:
 		return true
 	}
@@ -321,15 +325,7 @@ func (e *entry) changeable() bool {
 // supervisor or by Landlock.
 func (e *entry) writable() bool { return e.changeable() || e.cls == clsRoot }
 
-// readableHere says whether the supervisor may open e for reading: in a
-// chain directory of the reads, a name that is not hidden; beneath one,
-// any.
-func (e *entry) readableHere() bool {
-	switch e.rcls {
-	case clsChain:
-		return !e.rchain.protected[e.name]
-	case clsBelow:
-		return true
-	}
-	return false
-}
+// readableHere says whether the supervisor may open e for reading (a
+// name in a chain directory of the reads that is not hidden, or beneath
+// one).
+func (e *entry) readableHere() bool { return supervised(e.rcls, e.rchain, e.name) }
