@@ -35,7 +35,7 @@ import (
 // cannot do that bubblewrap does.
 
 // weakerSummary is what the announcement says the backend lacks.
-const weakerSummary = "no mount, PID, IPC or network namespace: the command sees the host's processes and their /proc files, may connect to srt-proxy's ports on any address (Landlock's TCP rules know ports, not addresses), gets no network at all outside the proxy variables (no transparent capture, no UDP), and cannot create entries in a directory that holds a write-protected path (docs/security.md, \"The Landlock backend\")"
+const weakerSummary = "no mount, PID, IPC or network namespace: the command sees the host's processes and their /proc files, may connect to srt-proxy's ports on any address (Landlock's TCP rules know ports, not addresses), gets no network at all outside the proxy variables (no transparent capture, no UDP), refuses with EACCES where bubblewrap says EROFS or EBUSY, and makes new entries in a directory that holds a write-protected path through its supervisor (docs/security.md, \"The Landlock backend\")"
 
 // backendChoice is the backend New settled on.
 type backendChoice struct {
@@ -331,7 +331,7 @@ func (m *Manager) landlockCommand(ctx context.Context, command string, o *comman
 		return nil, err
 	}
 	rules, reads := landlockRules(p, c.ll.tmpDir, cfg)
-	grants, err := landlockGrants(rules, reads)
+	grants, chains, err := landlockGrants(rules, reads)
 	if err != nil {
 		return nil, err
 	}
@@ -342,6 +342,17 @@ func (m *Manager) landlockCommand(ctx context.Context, command string, o *comman
 	}
 	c.childEnds = append(c.childEnds, grantsFile)
 	next := initstage.ExeFD + 2 // after the channel, the executable and the grants
+	chainFD := 0
+	if len(chains) > 0 {
+		chainsFile, err := memFile("srt-landlock-chains", initstage.EncodeChains(chains))
+		if err != nil {
+			return nil, err
+		}
+		c.childEnds = append(c.childEnds, chainsFile)
+		chainFD = next
+		next++
+		m.debugf("chain directories (the init stage makes their entries): %d", len(chains))
+	}
 
 	spec := p.Init
 	spec.Landlock, spec.LandlockScopeOnly, spec.WritePaths = false, false, nil
@@ -352,7 +363,7 @@ func (m *Manager) landlockCommand(ctx context.Context, command string, o *comman
 	for _, ap := range c.loopAddrs {
 		connect = append(connect, int(ap.Port()))
 	}
-	spec.NoNS = initstage.NoNS{On: true, GrantsFD: next - 1, Reads: reads, Net: m.kernel.landlockABI >= 4,
+	spec.NoNS = initstage.NoNS{On: true, GrantsFD: initstage.ExeFD + 1, ChainFD: chainFD, Reads: reads, Net: m.kernel.landlockABI >= 4,
 		ConnectPorts: connect, BindPorts: cfg.Network.ExposeLoopbackPorts,
 		ScopeSignals: m.kernel.landlockABI >= 6, InetTCPOnly: true}
 	extra := append([]*os.File(nil), c.childEnds...)
@@ -439,6 +450,22 @@ func landlockRules(p *plan.Plan, tmp string, cfg *settings.Config) (*initstage.F
 		}
 	}
 	r.Guards = kept
+	// A placeholder file that bubblewrap covers with /dev/null (a
+	// mandatory path that did not exist: .bashrc, .gitconfig, ...) is
+	// srt's own empty file here: read-only, as good as hidden, and then
+	// the working directory holds nothing hidden (no chain of the reads:
+	// the files the command makes there are readable).
+	empty := map[string]bool{}
+	for _, ph := range p.Placeholders {
+		if !ph.Dir && ph.Content == "" && !ph.Existing {
+			empty[ph.Path] = true
+		}
+	}
+	for i, g := range r.Guards {
+		if g.View == initstage.ViewHidden && empty[g.Path] {
+			r.Guards[i].View = initstage.ViewReadOnly
+		}
+	}
 	add := func(path string, v byte) { r.Guards = append(r.Guards, initstage.Guard{Path: path, View: v}) }
 	for _, t := range []string{"/proc", "/dev", "/sys"} {
 		add(t, initstage.ViewReadOnly)
@@ -461,11 +488,12 @@ func landlockRules(p *plan.Plan, tmp string, cfg *settings.Config) (*initstage.F
 var devWrites = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom", "/dev/tty", "/dev/ptmx", "/dev/pts"}
 
 // landlockGrants computes the grants of rules (llrules), and the writes
-// of devWrites in the host's /dev.
-func landlockGrants(rules *initstage.FSRules, reads bool) ([]initstage.Grant, error) {
-	gs, err := llrules.Compute(fsview.OS{}, rules, reads, nil)
+// of devWrites in the host's /dev; and the chain directories, whose
+// entries the init stage's supervisor changes for the command.
+func landlockGrants(rules *initstage.FSRules, reads bool) ([]initstage.Grant, []initstage.Chain, error) {
+	gs, chains, err := llrules.Compute(fsview.OS{}, rules, reads, nil)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: %w", err)
+		return nil, nil, fmt.Errorf("sandbox: %w", err)
 	}
 	out := make([]initstage.Grant, 0, len(gs)+len(devWrites)+2)
 	for _, g := range gs {
@@ -485,7 +513,11 @@ func landlockGrants(rules *initstage.FSRules, reads bool) ([]initstage.Grant, er
 	for _, d := range devWrites {
 		out = append(out, initstage.Grant{Path: d, Rights: initstage.GrantWrite})
 	}
-	return out, nil
+	cs := make([]initstage.Chain, len(chains))
+	for i, c := range chains {
+		cs[i] = initstage.Chain{Path: c.Path, Protected: c.Protected, Reads: c.Reads}
+	}
+	return out, cs, nil
 }
 
 // releaseLandlock removes what the Landlock backend made for the command.

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"path/filepath"
 	"strconv"
+	"strings"
 )
 
 // NoNS is what the init stage applies when it runs as srt's child, with
@@ -19,6 +20,11 @@ type NoNS struct {
 	GrantsFD int
 	// Reads restricts reads to the grants.
 	Reads bool
+	// ChainFD is a descriptor holding the chain directories
+	// (EncodeChains): the writable directories with a write-protected path
+	// beneath, whose entries the init stage's supervisor makes, removes
+	// and renames for the command (chain_linux.go). 0: none.
+	ChainFD int
 	// Net restricts TCP to ConnectPorts and BindPorts (Landlock ABI 4).
 	Net          bool
 	ConnectPorts []int
@@ -73,6 +79,64 @@ func DecodeGrants(data []byte) ([]Grant, error) {
 	return out, nil
 }
 
+// Chain is a directory whose entries the supervisor changes for the
+// command, but for the protected names (llrules.Chain); or, with Reads, a
+// writable directory whose entries it opens for reading, but for the
+// hidden names.
+type Chain struct {
+	Path      string
+	Protected []string
+	Reads     bool
+}
+
+// EncodeChains lays chains out as the init stage reads them: per chain
+// 'C' (or 'R', with Reads), its path and a NUL, then per protected name
+// 'N', the name and a NUL.
+func EncodeChains(cs []Chain) []byte {
+	var b bytes.Buffer
+	for _, c := range cs {
+		if c.Reads {
+			b.WriteByte('R')
+		} else {
+			b.WriteByte('C')
+		}
+		b.WriteString(c.Path)
+		b.WriteByte(0)
+		for _, n := range c.Protected {
+			b.WriteByte('N')
+			b.WriteString(n)
+			b.WriteByte(0)
+		}
+	}
+	return b.Bytes()
+}
+
+// DecodeChains reads what EncodeChains wrote. A path is absolute and
+// clean; a name is one component (no slash, not "." or "..").
+func DecodeChains(data []byte) ([]Chain, error) {
+	if len(data) > maxRulesSize {
+		return nil, errors.New("chain directories: bad size")
+	}
+	var out []Chain
+	for rest := data; len(rest) > 0; {
+		end := bytes.IndexByte(rest, 0)
+		if end < 2 {
+			return nil, errors.New("chain directories: bad entry")
+		}
+		v := string(rest[1:end])
+		switch {
+		case (rest[0] == 'C' || rest[0] == 'R') && v[0] == '/' && filepath.Clean(v) == v:
+			out = append(out, Chain{Path: v, Reads: rest[0] == 'R'})
+		case rest[0] == 'N' && len(out) > 0 && v != "." && v != ".." && !strings.Contains(v, "/"):
+			out[len(out)-1].Protected = append(out[len(out)-1].Protected, v)
+		default:
+			return nil, errors.New("chain directories: bad entry")
+		}
+		rest = rest[end+1:]
+	}
+	return out, nil
+}
+
 // args are n's words of the init stage's argv.
 func (n NoNS) args() []string {
 	if !n.On {
@@ -84,6 +148,9 @@ func (n NoNS) args() []string {
 	}
 	if n.Reads {
 		a = append(a, "-grant-reads")
+	}
+	if n.ChainFD > 0 {
+		a = append(a, "-chains-fd", strconv.Itoa(n.ChainFD))
 	}
 	if n.Net {
 		a = append(a, "-tcp-rules")
@@ -127,7 +194,7 @@ func (n *NoNS) parse(args []string, i int) (int, error) {
 		n.ScopeSignals = true
 	case "-tcp-only":
 		n.InetTCPOnly = true
-	case "-grants-fd", "-tcp-connect", "-tcp-bind":
+	case "-grants-fd", "-chains-fd", "-tcp-connect", "-tcp-bind":
 		v, err := value()
 		if err != nil {
 			return 0, err
@@ -138,6 +205,11 @@ func (n *NoNS) parse(args []string, i int) (int, error) {
 				return 0, errors.New("bad -grants-fd " + strconv.Quote(args[i+1]))
 			}
 			n.GrantsFD = v
+		case "-chains-fd":
+			if v < 3 {
+				return 0, errors.New("bad -chains-fd " + strconv.Quote(args[i+1]))
+			}
+			n.ChainFD = v
 		case "-tcp-connect":
 			n.ConnectPorts = append(n.ConnectPorts, v)
 		default:

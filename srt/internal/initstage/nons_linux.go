@@ -145,6 +145,12 @@ func restrictNoNS(n NoNS) error {
 	p := landlock.Policy{HandleReads: n.Reads, HandleNet: n.Net, ScopeSignals: n.ScopeSignals, ScopeAbstractUnix: true}
 	for _, g := range grants {
 		p.Paths = append(p.Paths, landlock.PathGrant{Path: g.Path, Rights: landlock.Rights(g.Rights)})
+		if g.Rights&GrantWrite != 0 {
+			noNSWriteRoots = append(noNSWriteRoots, g.Path)
+		}
+		if g.Rights&GrantRead != 0 {
+			noNSReadRoots = append(noNSReadRoots, g.Path)
+		}
 	}
 	for _, port := range n.ConnectPorts {
 		p.ConnectPorts = append(p.ConnectPorts, uint16(port))

@@ -42,9 +42,22 @@ func supervise(arch seccomp.Arch, spec Spec) error {
 			return err
 		}
 	}
+	observe := false
 	if spec.ObserveFD > 0 {
 		if err := registerObserver(arch, spec); err != nil {
 			fmt.Fprintf(os.Stderr, "srt: warning: filesystem violations are not reported for this command: %v\n", err)
+		} else {
+			observe = true
+		}
+	}
+	// The chain supervisor only adds to what Landlock allows: without it
+	// the command runs with Landlock's grants alone, and is told.
+	chains := false
+	if spec.NoNS.ChainFD > 0 {
+		if err := registerChains(arch, spec.NoNS.ChainFD); err != nil {
+			fmt.Fprintf(os.Stderr, "srt: warning: %s: %v\n", noChainsWarning, err)
+		} else {
+			chains = true
 		}
 	}
 	if supervisor.Empty() {
@@ -52,11 +65,20 @@ func supervise(arch seccomp.Arch, spec Spec) error {
 	}
 	err := startSupervisor(arch)
 	if err != nil && !gate {
-		fmt.Fprintf(os.Stderr, "srt: warning: filesystem violations are not reported for this command: %v\n", err)
+		if observe {
+			fmt.Fprintf(os.Stderr, "srt: warning: filesystem violations are not reported for this command: %v\n", err)
+		}
+		if chains {
+			fmt.Fprintf(os.Stderr, "srt: warning: %s: %v\n", noChainsWarning, err)
+		}
 		return nil
 	}
 	return err
 }
+
+// noChainsWarning says what the command goes without when the chain
+// supervisor cannot run.
+const noChainsWarning = "the command cannot make, remove or rename entries of a writable directory that holds a write-protected path (the Landlock backend's supervisor for them cannot run)"
 
 // startSupervisor installs the notifying filter on this thread (locked by
 // run: the one that starts the command, which inherits the filter; the

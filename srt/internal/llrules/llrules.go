@@ -11,15 +11,23 @@
 // their own grant, and mixed ones are split again, down to the refused
 // paths. Two consequences, which docs/security.md states:
 //
-//   - Writes: a chain directory has no right to create, remove or rename
-//     its entries (Landlock ties those rights to the directory, and
+//   - Writes: Landlock cannot give a chain directory the right to create,
+//     remove or rename its entries (the rights are the directory's, and
 //     granting them would grant them beneath, on the protected path too).
-//     The files and directories there at start stay writable; a new entry
-//     cannot be made there (EACCES).
+//     The files and directories there at start are granted one by one;
+//     the rest is the init stage's supervisor's (initstage chain_linux.go):
+//     Compute returns the chain directories of the writes (Chain), each
+//     with its protected names — those of its entries that are, or lead
+//     to, a path whose writes the rules refuse, existing or not — and the
+//     supervisor makes, removes and renames every other entry for the
+//     command, and those of the directories it made beneath.
 //   - Reads: a chain directory is listable only when no hidden directory
 //     lies beneath it (listing is granted for a whole subtree); files that
-//     appear in a chain directory after the start are unreadable, since
-//     nothing granted them.
+//     appear in a chain directory after the start have no grant. Where the
+//     rules let the command write such a directory, Compute returns it too
+//     (Chain.Reads, with its hidden names), and the supervisor opens for
+//     reading what the command makes there; elsewhere (another process's
+//     new files) they are unreadable.
 //
 // The rules are computed on the host, once, at the start: what the
 // directories hold then decides the grants.
@@ -42,6 +50,22 @@ const (
 	Write = 'w' // every write right Landlock has, beneath
 )
 
+// Chain is a writable directory with a write-protected path beneath (a
+// chain directory of the writes): Landlock cannot let the command make,
+// remove or rename its entries, so the init stage's supervisor does it
+// for the command, for every name but Protected (see the package doc).
+type Chain struct {
+	Path string
+	// Protected are the names of its entries that are, or lead to, a
+	// write-protected path, whether they exist or not: sorted.
+	Protected []string
+	// Reads marks a chain directory of the reads that the rules let the
+	// command write (a hidden path beneath a writable directory): the
+	// supervisor opens for reading what appears there, and Protected are
+	// the names that are, or lead to, a hidden path.
+	Reads bool
+}
+
 // Grant is one Landlock rule: a path and its rights.
 type Grant struct {
 	Path   string
@@ -61,9 +85,10 @@ func (ErrTooMany) Error() string {
 
 // Compute returns the grants for rules r on the filesystem fsys: reads
 // (when reads is set; otherwise none, and reads are not restricted) and
-// writes. skip are trees Compute leaves alone (the host's /proc and /dev,
-// which the caller grants itself).
-func Compute(fsys fsview.FS, r *initstage.FSRules, reads bool, skip []string) ([]Grant, error) {
+// writes, and the chain directories of the writes. skip are trees Compute
+// leaves alone (the host's /proc and /dev, which the caller grants
+// itself).
+func Compute(fsys fsview.FS, r *initstage.FSRules, reads bool, skip []string) ([]Grant, []Chain, error) {
 	c := computer{fs: fsys, views: map[string]byte{}, skip: skip, out: map[string]string{}}
 	for _, g := range r.Guards {
 		p := filepath.Clean(g.Path)
@@ -78,11 +103,11 @@ func Compute(fsys fsview.FS, r *initstage.FSRules, reads bool, skip []string) ([
 	sort.Strings(c.paths)
 	c.root = r.Root
 	if err := c.carve("/", Write); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if reads {
 		if err := c.carve("/", Read); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	paths := make([]string, 0, len(c.out))
@@ -94,17 +119,22 @@ func Compute(fsys fsview.FS, r *initstage.FSRules, reads bool, skip []string) ([
 	for i, p := range paths {
 		out[i] = Grant{Path: p, Rights: c.out[p]}
 	}
-	return out, nil
+	sort.SliceStable(c.chains, func(i, j int) bool {
+		a, b := c.chains[i], c.chains[j]
+		return a.Reads != b.Reads && !a.Reads || a.Reads == b.Reads && a.Path < b.Path
+	})
+	return out, c.chains, nil
 }
 
 type computer struct {
-	fs    fsview.FS
-	root  byte
-	views map[string]byte
-	paths []string // sorted keys of views
-	skip  []string
-	out   map[string]string
-	work  int
+	fs     fsview.FS
+	root   byte
+	views  map[string]byte
+	paths  []string // sorted keys of views
+	skip   []string
+	out    map[string]string
+	chains []Chain
+	work   int
 }
 
 func (c *computer) skipped(p string) bool {
@@ -194,6 +224,12 @@ func (c *computer) carve(dir string, kind byte) error {
 		return c.grant(dir, kind)
 	}
 	// A chain directory: its entries one by one.
+	switch {
+	case kind == Write:
+		c.chains = append(c.chains, Chain{Path: dir, Protected: c.protected(dir, under, Write)})
+	case allowed(c.view(dir), Write):
+		c.chains = append(c.chains, Chain{Path: dir, Protected: c.protected(dir, under, Read), Reads: true})
+	}
 	if kind == Read && !c.hidesDir(under) {
 		if err := c.grant(dir, List); err != nil {
 			return err
@@ -209,6 +245,26 @@ func (c *computer) carve(dir string, kind byte) error {
 		}
 	}
 	return nil
+}
+
+// protected are the names of dir's entries that are, or lie above, a path
+// of under that refuses kind.
+func (c *computer) protected(dir string, under []string, kind byte) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, g := range under {
+		if allowed(c.views[g], kind) {
+			continue
+		}
+		rel := strings.TrimPrefix(g, dir)
+		name, _, _ := strings.Cut(strings.TrimPrefix(rel, "/"), "/")
+		if !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out)
+	return out
 }
 
 // nearest says whether no allowed guard lies strictly between dir and g:

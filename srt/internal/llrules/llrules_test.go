@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/srt-sandbox/srt/internal/fsview"
@@ -33,7 +35,7 @@ func TestCarveWrites(t *testing.T) {
 		{Path: w + "/.bashrc", View: initstage.ViewHidden},
 		{Path: w + "/.git/hooks", View: initstage.ViewReadOnly},
 	}}
-	gs, err := Compute(fsview.OS{}, r, false, nil)
+	gs, chains, err := Compute(fsview.OS{}, r, false, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,6 +47,37 @@ func TestCarveWrites(t *testing.T) {
 	if !reflect.DeepEqual(gs, want) {
 		t.Errorf("got %v\nwant %v", gs, want)
 	}
+	// w and w/.git get no grant of their own: the supervisor makes their
+	// entries, all but the protected names.
+	wantChains := []Chain{{Path: w, Protected: []string{".bashrc", ".git"}}, {Path: w + "/.git", Protected: []string{"hooks"}}}
+	if !reflect.DeepEqual(chains, wantChains) {
+		t.Errorf("chains: got %v\nwant %v", chains, wantChains)
+	}
+}
+
+// A writable directory with a hidden path beneath is a chain of the reads
+// too, whose hidden names the supervisor refuses to open.
+func TestCarveReadChains(t *testing.T) {
+	root := tree(t, "p/.env", "p/src/a", "p/sub/.env", "p/sub/x")
+	p := filepath.Join(root, "p")
+	r := &initstage.FSRules{Root: initstage.ViewReadOnly, Guards: []initstage.Guard{
+		{Path: p, View: initstage.ViewWritable},
+		{Path: p + "/.env", View: initstage.ViewHidden},
+		{Path: p + "/sub/.env", View: initstage.ViewHidden},
+	}}
+	_, chains, err := Compute(fsview.OS{}, r, true, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []Chain{
+		{Path: p, Protected: []string{".env", "sub"}},
+		{Path: p + "/sub", Protected: []string{".env"}},
+		{Path: p, Protected: []string{".env", "sub"}, Reads: true},
+		{Path: p + "/sub", Protected: []string{".env"}, Reads: true},
+	}
+	if !reflect.DeepEqual(chains, want) {
+		t.Errorf("chains: got %v\nwant %v", chains, want)
+	}
 }
 
 func TestCarveReads(t *testing.T) {
@@ -54,7 +87,7 @@ func TestCarveReads(t *testing.T) {
 		{Path: h + "/.ssh", View: initstage.ViewHidden},
 		{Path: h + "/cfg/secret.txt", View: initstage.ViewHidden},
 	}}
-	gs, err := Compute(fsview.OS{}, r, true, nil)
+	gs, _, err := Compute(fsview.OS{}, r, true, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -75,7 +108,9 @@ func TestCarveReads(t *testing.T) {
 	}
 }
 
-// FuzzCompute: no grant ever covers a path the rules refuse.
+// FuzzCompute: no grant ever covers a path the rules refuse, and no
+// chain directory lets its supervisor change an entry that is or leads to
+// one (every such entry's name is protected).
 func FuzzCompute(f *testing.F) {
 	f.Add([]byte("wr\x00hrx\x00"), true)
 	f.Add([]byte("w\x00rw/a\x00hw/a/b\x00"), false)
@@ -87,7 +122,7 @@ func FuzzCompute(f *testing.F) {
 			v := []byte{initstage.ViewWritable, initstage.ViewReadOnly, initstage.ViewHidden}[int(spec[i])%3]
 			r.Guards = append(r.Guards, initstage.Guard{Path: filepath.Join(root, names[int(spec[i+1])%len(names)]), View: v})
 		}
-		gs, err := Compute(fsview.OS{}, r, reads, []string{"/proc", "/dev", "/sys", "/usr", "/etc", "/var", "/home", "/root", "/opt", "/srv", "/snap", "/boot", "/lib", "/lib64", "/bin", "/sbin", "/run", "/mnt", "/media", "/work"})
+		gs, chains, err := Compute(fsview.OS{}, r, reads, []string{"/proc", "/dev", "/sys", "/usr", "/etc", "/var", "/home", "/root", "/opt", "/srv", "/snap", "/boot", "/lib", "/lib64", "/bin", "/sbin", "/run", "/mnt", "/media", "/work"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -104,6 +139,43 @@ func FuzzCompute(f *testing.F) {
 					if right == Read && r.Refused(p, false) {
 						t.Fatalf("grant %v covers %s, whose reads the rules refuse (%v)", g, p, r.Guards)
 					}
+				}
+			}
+			for _, c := range chains {
+				if r.Refused(c.Path, true) {
+					t.Fatalf("chain %s is not writable (%v)", c.Path, r.Guards)
+				}
+				if c.Reads && !reads {
+					t.Fatalf("a chain of the reads, and reads are not restricted: %v", c)
+				}
+				if !r.Refused(p, !c.Reads) || !within(p, c.Path) || p == c.Path {
+					continue
+				}
+				name, _, _ := strings.Cut(strings.TrimPrefix(p, c.Path+"/"), "/")
+				if !slices.Contains(c.Protected, name) {
+					t.Fatalf("chain %v: %s is refused, and its name %q is not protected (%v)", c, p, name, r.Guards)
+				}
+			}
+		}
+		// Guards that do not exist count too (a later guard at the same
+		// path wins, as in Compute).
+		last := map[string]byte{}
+		for _, g := range r.Guards {
+			last[g.Path] = g.View
+		}
+		for path, view := range last {
+			g := initstage.Guard{Path: path, View: view}
+			for _, c := range chains {
+				refused := g.View != initstage.ViewWritable
+				if c.Reads {
+					refused = g.View == initstage.ViewHidden
+				}
+				if !refused || !within(g.Path, c.Path) || g.Path == c.Path {
+					continue
+				}
+				name, _, _ := strings.Cut(strings.TrimPrefix(g.Path, c.Path+"/"), "/")
+				if !slices.Contains(c.Protected, name) {
+					t.Fatalf("chain %v: guard %v, and its name %q is not protected", c, g, name)
 				}
 			}
 		}

@@ -42,6 +42,34 @@ func resolve(path string, tid int, alive func() bool) (int, unix.Errno) {
 		unix.Close(cur)
 		return -1, unix.ESRCH
 	}
+	return walk(cur, path, tid)
+}
+
+// ResolveAt is resolve from the directory open at dir instead of the
+// thread's working directory (an absolute path starts at "/"), for the
+// init stage's other supervisors (the Landlock backend's chain
+// supervisor, which resolves from the thread's own directory descriptor,
+// and from a symlink's directory). dir stays the caller's.
+func ResolveAt(dir int, path string, tid int) (int, unix.Errno) {
+	if path == "" {
+		return -1, unix.ENOENT
+	}
+	var cur int
+	var err error
+	if strings.HasPrefix(path, "/") {
+		cur, err = unix.Open("/", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	} else {
+		cur, err = unix.FcntlInt(uintptr(dir), unix.F_DUPFD_CLOEXEC, 0)
+	}
+	if err != nil {
+		return -1, errnoOf(err)
+	}
+	return walk(cur, path, tid)
+}
+
+// walk resolves path from cur (which it takes) for thread tid: resolve's
+// loop.
+func walk(cur int, path string, tid int) (int, unix.Errno) {
 	todo := splitPath(path)
 	links := 0
 	for len(todo) > 0 {

@@ -99,3 +99,44 @@ func TestRegister(t *testing.T) {
 		t.Fatalf("calls: %+v", calls)
 	}
 }
+
+// Stack puts a second handler behind the first, which answers unless it
+// lets the call run; the masks join, and no mask wins.
+func TestStack(t *testing.T) {
+	var s Server
+	first := func(r *Request) Reply {
+		if r.Args[0] == 1 {
+			return Fail(unix.EPERM)
+		}
+		return Continue()
+	}
+	second := func(*Request) Reply { return Fail(unix.EACCES) }
+	if err := s.RegisterInline(seccomp.Notify{Syscall: "openat", Arg: 2, Mask: 1}, unix.SYS_OPENAT, first); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stack(seccomp.Notify{Syscall: "openat", Arg: 2, Mask: 0o100}, unix.SYS_OPENAT, second); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stack(seccomp.Notify{Syscall: "mkdirat"}, unix.SYS_MKDIRAT, second); err != nil {
+		t.Fatal(err)
+	}
+	if c := s.Calls(); len(c) != 2 || c[0].Mask != 0o101 || c[1].Syscall != "mkdirat" {
+		t.Fatalf("calls: %+v", c)
+	}
+	h := s.handlers[unix.SYS_OPENAT]
+	if r := h(&Request{Args: [6]uint64{1}}); r.Errno != unix.EPERM {
+		t.Fatalf("the first handler's answer was not kept: %+v", r)
+	}
+	if r := h(&Request{}); r.Errno != unix.EACCES {
+		t.Fatalf("the second handler did not answer: %+v", r)
+	}
+	if err := s.Stack(seccomp.Notify{Syscall: "openat"}, unix.SYS_OPENAT, second); err != nil || s.Calls()[0].Mask != 0 {
+		t.Fatalf("no mask does not win: %v %+v", err, s.Calls())
+	}
+	if err := s.Register(seccomp.Notify{Syscall: "connect"}, unix.SYS_CONNECT, second); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stack(seccomp.Notify{Syscall: "connect"}, unix.SYS_CONNECT, second); err == nil {
+		t.Fatal("a handler that is not inline was stacked on")
+	}
+}

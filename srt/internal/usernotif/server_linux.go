@@ -13,7 +13,12 @@
 // performs the call itself, on a copy of what it read and on the target's
 // own descriptor (Request.FD), and answers with the result. Request.Read
 // checks that the notification is still pending after it reads, so the
-// memory read was the target's.
+// memory read was the target's. The one exception is a handler whose
+// Continue grants nothing: the filesystem observer's, which decides
+// nothing, and the Landlock backend's chain supervisor's, which lets
+// through every call it does not perform itself, to run under the
+// command's Landlock domain as if never notified (what the kernel then
+// reads is checked by Landlock, whatever it is).
 package usernotif
 
 import (
@@ -64,12 +69,27 @@ type Reply struct {
 	Val      int64
 	Errno    unix.Errno
 	Continue bool
+	// Inject, when not nil, is a descriptor of this process that the call
+	// returns as a new descriptor of the target (SECCOMP_IOCTL_NOTIF_ADDFD):
+	// an open performed for it. Serve installs it and closes it here.
+	Inject *Injection
+	// Later, when not nil, is the rest of an inline handler's work that may
+	// block (an open that waits for a FIFO's reader): Serve runs it on a
+	// goroutine of its own and sends its reply instead.
+	Later func() Reply
+}
+
+// Injection is a descriptor handed to the target (Reply.Inject).
+type Injection struct {
+	FD      int
+	CloExec bool // the target's new descriptor is close-on-exec
 }
 
 // Continue is the reply that lets the call run as if no filter had
-// notified it (SECCOMP_USER_NOTIF_FLAG_CONTINUE). Only for a handler that
-// decides nothing (the filesystem observer): the kernel reads the target's
-// memory again after the reply, so what the handler read is not what runs.
+// notified it (SECCOMP_USER_NOTIF_FLAG_CONTINUE). Only where letting the
+// call run grants nothing (see the package doc): the kernel reads the
+// target's memory again after the reply, so what the handler read is not
+// what runs.
 func Continue() Reply { return Reply{Continue: true} }
 
 // Fail is the reply that makes the call fail with e.
@@ -116,6 +136,45 @@ func (s *Server) RegisterInline(n seccomp.Notify, nr int, h Handler) error {
 	return nil
 }
 
+// Stack is RegisterInline that, when a handler is registered for nr
+// already, puts h behind it: the first handler answers unless it lets the
+// call run (Continue), and then h does. The filter notifies the call when
+// either asks for it (their masks joined; no mask wins). Both must keep
+// RegisterInline's rules (never block; what may block goes in
+// Reply.Later).
+func (s *Server) Stack(n seccomp.Notify, nr int, h Handler) error {
+	prev, ok := s.handlers[int32(nr)]
+	if !ok {
+		return s.RegisterInline(n, nr, h)
+	}
+	if !s.inline[int32(nr)] || n.NonNull {
+		return fmt.Errorf("usernotif: %s cannot be stacked", n.Syscall)
+	}
+	for i := range s.calls {
+		c := &s.calls[i]
+		if c.Syscall != n.Syscall {
+			continue
+		}
+		switch {
+		case c.NonNull:
+			return fmt.Errorf("usernotif: %s cannot be stacked", n.Syscall)
+		case c.Mask == 0 || n.Mask == 0:
+			c.Mask, c.Arg = 0, 0
+		case c.Arg != n.Arg:
+			return fmt.Errorf("usernotif: %s: two masks on different arguments", n.Syscall)
+		default:
+			c.Mask |= n.Mask
+		}
+	}
+	s.handlers[int32(nr)] = func(r *Request) Reply {
+		if reply := prev(r); !reply.Continue {
+			return reply
+		}
+		return h(r)
+	}
+	return nil
+}
+
 // Calls are the calls registered, for seccomp.BuildNotify.
 func (s *Server) Calls() []seccomp.Notify { return s.calls }
 
@@ -150,6 +209,14 @@ func (s *Server) Serve(listener int) error {
 		if h != nil && s.inline[n.data.nr] {
 			r := &Request{listener: listener, id: n.id, Pid: int(n.pid), Nr: int(n.data.nr), Args: n.data.args}
 			reply := h(r)
+			if later := reply.Later; later != nil {
+				go func() {
+					reply := later()
+					r.close()
+					s.send(listener, n.id, reply)
+				}()
+				continue
+			}
 			r.close()
 			s.send(listener, n.id, reply)
 			continue
@@ -171,6 +238,12 @@ func (s *Server) Serve(listener int) error {
 }
 
 func (s *Server) send(listener int, id uint64, r Reply) {
+	if r.Inject != nil {
+		var done bool
+		if r, done = inject(listener, id, r.Inject); done {
+			return // answered with the descriptor
+		}
+	}
 	resp := notifResp{id: id, val: r.Val}
 	switch {
 	case r.Continue:
@@ -181,6 +254,47 @@ func (s *Server) send(listener int, id uint64, r Reply) {
 	// ENOENT: the target was killed, or interrupted before it was
 	// answered. Nothing to do.
 	unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_SEND, uintptr(unsafe.Pointer(&resp)))
+}
+
+// seccomp_notif_addfd (include/uapi/linux/seccomp.h).
+type notifAddFD struct {
+	id         uint64
+	flags      uint32
+	srcfd      uint32
+	newfd      uint32
+	newfdFlags uint32
+}
+
+const addfdFlagSend = 1 << 1 // SECCOMP_ADDFD_FLAG_SEND (Linux 5.14)
+
+// inject installs in.FD in the target and answers the call with its
+// number, at once (SECCOMP_ADDFD_FLAG_SEND) or, on a kernel without it,
+// in two steps. It closes in.FD. done says the call was answered;
+// otherwise send answers it with the reply.
+func inject(listener int, id uint64, in *Injection) (reply Reply, done bool) {
+	defer unix.Close(in.FD)
+	a := notifAddFD{id: id, srcfd: uint32(in.FD), flags: addfdFlagSend}
+	if in.CloExec {
+		a.newfdFlags = unix.O_CLOEXEC
+	}
+	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&a)))
+	if errno == unix.EINVAL {
+		a.flags = 0
+		fd, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&a)))
+		if e == 0 {
+			return Reply{Val: int64(fd)}, false
+		}
+		errno = e
+	}
+	switch errno {
+	case 0, unix.ENOENT: // answered; or the target is gone
+		return Reply{}, true
+	case unix.EMFILE, unix.EBADF:
+		// The target's descriptor table is full (RLIMIT_NOFILE): what
+		// its own open would have said.
+		return Fail(unix.EMFILE), false
+	}
+	return Fail(unix.EIO), false
 }
 
 // Request is one notification being answered.
