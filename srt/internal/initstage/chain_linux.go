@@ -46,7 +46,9 @@ import (
 // dropped on the thread that makes it; new entries get the command's
 // umask (from /proc/TID/status). An open returns its descriptor through
 // SECCOMP_IOCTL_NOTIF_ADDFD, close-on-exec as asked; an open of a FIFO or
-// a device, which may block, is made on a goroutine of its own.
+// a device, which may block, is made on a goroutine of its own (at most
+// maxWaiting; a FIFO's is ended by opening its other end once the caller
+// is gone, unblockFIFO).
 //
 // What it leaves to Landlock (so refused with EACCES in a chain
 // directory): O_TMPFILE and O_PATH opens, link with AT_EMPTY_PATH,
@@ -91,6 +93,9 @@ type chainSet struct {
 	// umask0 is the init stage's umask, which the kernel applies to what
 	// the supervisor makes (the command's, unless it changed its own).
 	umask0 uint32
+	// waiting holds a token per open waiting on a thread of its own
+	// (maxWaiting).
+	waiting chan struct{}
 }
 
 // noNSWriteRoots and noNSReadRoots are the paths Landlock grants writes,
@@ -179,7 +184,7 @@ func registerChains(arch seccomp.Arch, fd int) error {
 // of the roots of each kind. A path that cannot be opened is left out:
 // nothing is added there.
 func newChainSet(list []Chain, writeRoots, readRoots []string) *chainSet {
-	c := &chainSet{w: newDirSet(writeRoots), r: newDirSet(readRoots)}
+	c := &chainSet{w: newDirSet(writeRoots), r: newDirSet(readRoots), waiting: make(chan struct{}, maxWaiting)}
 	for _, l := range list {
 		set := &c.w
 		if l.Reads {
