@@ -164,7 +164,14 @@ func (c *chainSet) one(call chainCall, r *usernotif.Request, flags uint64, umask
 			return usernotif.Fail(errnoOf(err)), true
 		}
 		if needFix {
-			unix.Fchmodat(e.dir, e.name, fix, 0)
+			// On the node made, never through a symlink swapped in
+			// meanwhile (fchmodat follows one).
+			if fd, kind, err := lookup(e); err == nil {
+				if kind == mode&unix.S_IFMT || mode&unix.S_IFMT == 0 && kind == unix.S_IFREG {
+					unix.Fchmodat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), fix, 0)
+				}
+				unix.Close(fd)
+			}
 		}
 		return usernotif.Reply{}, true
 	case opUnlink:
