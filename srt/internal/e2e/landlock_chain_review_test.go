@@ -270,3 +270,70 @@ func TestLandlockChainSymlinkedProtectedName(t *testing.T) {
 		}
 	})
 }
+
+// TestLandlockChainReadsHostile: with a hidden directory and a hidden
+// file beneath the working directory (a chain of the reads the command
+// may write), symlinks from a new directory to "..", to the working
+// directory, to the hidden paths (one link through another), renames
+// into and out of the hidden directory, /proc/self/cwd and a descriptor's
+// ".." neither list the working directory nor read a hidden file.
+func TestLandlockChainReadsHostile(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		w.gitOnHostOK(w.dir, "init", "-q")
+		w.write("home/proj/secrets/key", "TOPSECRET")
+		w.write("home/proj/.env", "ENVSECRET")
+		probe := w.write("home/reads.py", `
+import os, errno
+def t(name, f):
+    try:
+        r = f(); print(name, "ok" if r is None else r)
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno, e.errno))
+def read(p):
+    with open(p) as f: return f.read().strip()
+t("ls-cwd", lambda: os.listdir("."))
+t("ls-secrets", lambda: os.listdir("secrets"))
+t("read-key", lambda: read("secrets/key"))
+os.mkdir("nd")
+t("sym-dotdot", lambda: (os.symlink("..", "nd/up"), os.listdir("nd/up"))[-1])
+t("sym-abs-cwd", lambda: (os.symlink(os.getcwd(), "nd/abs"), os.listdir("nd/abs"))[-1])
+t("sym-secrets", lambda: (os.symlink("../secrets", "nd/sec"), os.listdir("nd/sec"))[-1])
+t("sym-key", lambda: (os.symlink("../secrets/key", "nd/k"), read("nd/k"))[-1])
+t("sym-env-chain", lambda: (os.symlink("k2", "nd/k1"), os.symlink("../.env", "nd/k2"), read("nd/k1"))[-1])
+t("rename-secrets", lambda: os.rename("secrets", "nd/s"))
+t("mv-nd-into-secrets", lambda: os.rename("nd", "secrets/nd"))
+t("proc-cwd-list", lambda: os.listdir("/proc/self/cwd"))
+fd = os.open("nd", os.O_RDONLY|os.O_DIRECTORY)
+t("dirfd-dotdot-env", lambda: os.read(os.open("../.env", os.O_RDONLY, dir_fd=fd), 100))
+t("dirfd-dotdot-list", lambda: os.listdir(os.open("..", os.O_RDONLY|os.O_DIRECTORY, dir_fd=fd)))
+t("rdwr-env", lambda: os.open(".env", os.O_RDWR))
+t("trunc-new", lambda: (open("tn", "w").write("abc"), os.close(os.open("tn", os.O_RDONLY|os.O_TRUNC)), os.stat("tn").st_size)[-1])
+`)
+		s := fsSettings(`{"allowWrite":["."],"denyWrite":[],"denyRead":["` + w.path("home/proj/secrets") + `","` + w.path("home/proj/.env") + `"]}`)
+		r := w.landlock(s, "python3 "+probe)
+		got := map[string]string{}
+		for _, l := range strings.Split(r.stdout, "\n") {
+			if k, v, ok := strings.Cut(l, " "); ok {
+				got[k] = v
+			}
+		}
+		for _, k := range []string{"ls-cwd", "ls-secrets", "read-key", "sym-dotdot", "sym-abs-cwd", "sym-secrets", "sym-key",
+			"sym-env-chain", "rename-secrets", "mv-nd-into-secrets", "proc-cwd-list", "dirfd-dotdot-env", "dirfd-dotdot-list", "rdwr-env"} {
+			if got[k] != "EACCES" {
+				t.Errorf("%s: got %q, want EACCES", k, got[k])
+			}
+		}
+		if got["trunc-new"] != "0" {
+			t.Errorf("trunc-new: got %q, want 0", got["trunc-new"])
+		}
+		if strings.Contains(r.stdout, "SECRET") || strings.Contains(r.stdout, "secrets'") {
+			t.Errorf("ESCAPE: a hidden path was read or listed:\n%s", r.stdout)
+		}
+		if t.Failed() {
+			t.Logf("%s", r)
+		}
+		if !exists(w.path("home/proj/secrets/key")) || exists(w.path("home/proj/secrets/nd")) {
+			t.Error("ESCAPE: the hidden directory was changed")
+		}
+	})
+}
