@@ -473,6 +473,13 @@ func landlockRules(p *plan.Plan, tmp string, cfg *settings.Config) (*initstage.F
 	for _, mf := range p.MaskedFiles {
 		add(mf.Path, initstage.ViewHidden)
 	}
+	// A symlink on the way to a protected path, in a writable directory:
+	// its name is protected too (no mount could cover it; Landlock and
+	// the chain supervisor decide by name, and refuse to remove or
+	// replace it).
+	for _, l := range p.ProtectedLinks {
+		add(l, initstage.ViewReadOnly)
+	}
 	if p.TrustBundle != "" {
 		add(p.TrustBundle, initstage.ViewReadOnly)
 	}

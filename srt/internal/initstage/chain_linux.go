@@ -46,7 +46,9 @@ import (
 // dropped on the thread that makes it; new entries get the command's
 // umask (from /proc/TID/status). An open returns its descriptor through
 // SECCOMP_IOCTL_NOTIF_ADDFD, close-on-exec as asked; an open of a FIFO or
-// a device, which may block, is made on a goroutine of its own.
+// a device, which may block, is made on a goroutine of its own (at most
+// maxWaiting; a FIFO's is ended by opening its other end once the caller
+// is gone, unblockFIFO).
 //
 // What it leaves to Landlock (so refused with EACCES in a chain
 // directory): O_TMPFILE and O_PATH opens, link with AT_EMPTY_PATH,
@@ -69,6 +71,18 @@ func keyOf(st *unix.Stat_t) fileKey { return fileKey{uint64(st.Dev), st.Ino} }
 type chainDir struct {
 	path      string
 	protected map[string]bool
+	// inodes are those of the protected entries that existed at the
+	// start: another name of one of them (a case-insensitive directory's
+	// ".GIT" for ".git", ext4's or tmpfs's +F, vfat, exfat; a hard link)
+	// is refused as the name is.
+	inodes map[fileKey]bool
+}
+
+// aliases says whether name in the directory open at dir is one of d's
+// protected entries by another name.
+func (d *chainDir) aliases(dir int, name string) bool {
+	var st unix.Stat_t
+	return unix.Fstatat(dir, name, &st, unix.AT_SYMLINK_NOFOLLOW) == nil && d.inodes[keyOf(&st)]
 }
 
 // dirSet are the chain directories of one kind (writes, or reads), fixed
@@ -91,6 +105,9 @@ type chainSet struct {
 	// umask0 is the init stage's umask, which the kernel applies to what
 	// the supervisor makes (the command's, unless it changed its own).
 	umask0 uint32
+	// waiting holds a token per open waiting on a thread of its own
+	// (maxWaiting).
+	waiting chan struct{}
 }
 
 // noNSWriteRoots and noNSReadRoots are the paths Landlock grants writes,
@@ -179,7 +196,7 @@ func registerChains(arch seccomp.Arch, fd int) error {
 // of the roots of each kind. A path that cannot be opened is left out:
 // nothing is added there.
 func newChainSet(list []Chain, writeRoots, readRoots []string) *chainSet {
-	c := &chainSet{w: newDirSet(writeRoots), r: newDirSet(readRoots)}
+	c := &chainSet{w: newDirSet(writeRoots), r: newDirSet(readRoots), waiting: make(chan struct{}, maxWaiting)}
 	for _, l := range list {
 		set := &c.w
 		if l.Reads {
@@ -195,13 +212,16 @@ func newChainSet(list []Chain, writeRoots, readRoots []string) *chainSet {
 			// protects the names of both.
 			d := set.dirs[keyOf(&st)]
 			if d == nil {
-				d = &chainDir{path: l.Path, protected: map[string]bool{}}
+				d = &chainDir{path: l.Path, protected: map[string]bool{}, inodes: map[fileKey]bool{}}
 			}
 			for _, n := range l.Protected {
 				d.protected[n] = true
 				var s unix.Stat_t
-				if unix.Fstatat(fd, n, &s, unix.AT_SYMLINK_NOFOLLOW) == nil && s.Mode&unix.S_IFMT == unix.S_IFDIR {
-					set.stops[keyOf(&s)] = true
+				if unix.Fstatat(fd, n, &s, unix.AT_SYMLINK_NOFOLLOW) == nil {
+					d.inodes[keyOf(&s)] = true
+					if s.Mode&unix.S_IFMT == unix.S_IFDIR {
+						set.stops[keyOf(&s)] = true
+					}
 				}
 			}
 			set.dirs[keyOf(&st)] = d
@@ -306,7 +326,9 @@ func (e *entry) close() {
 }
 
 // changeable says whether the supervisor may make, remove or rename e.
-func (e *entry) changeable() bool { return supervised(e.cls, e.chain, e.name) }
+func (e *entry) changeable() bool {
+	return supervised(e.cls, e.chain, e.name) && !(e.cls == clsChain && e.chain.aliases(e.dir, e.name))
+}
 
 // supervised says whether the supervisor may act on name in a directory
 // of class cls: in a chain directory, a name that is not protected;
@@ -328,4 +350,6 @@ func (e *entry) writable() bool { return e.changeable() || e.cls == clsRoot }
 // readableHere says whether the supervisor may open e for reading (a
 // name in a chain directory of the reads that is not hidden, or beneath
 // one).
-func (e *entry) readableHere() bool { return supervised(e.rcls, e.rchain, e.name) }
+func (e *entry) readableHere() bool {
+	return supervised(e.rcls, e.rchain, e.name) && !(e.rcls == clsChain && e.rchain.aliases(e.dir, e.name))
+}

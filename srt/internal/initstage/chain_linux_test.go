@@ -131,3 +131,32 @@ func TestChainSetMerges(t *testing.T) {
 		}
 	}
 }
+
+// Another name of a protected entry (a case-insensitive directory's
+// ".GIT", which this test stands in for with a hard link) is refused as
+// the name is, for the writes and for the reads.
+func TestChainProtectedAlias(t *testing.T) {
+	w := t.TempDir()
+	for _, n := range []string{".bashrc", ".env"} {
+		if err := os.WriteFile(filepath.Join(w, n), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	os.Link(filepath.Join(w, ".bashrc"), filepath.Join(w, ".BASHRC"))
+	os.Link(filepath.Join(w, ".env"), filepath.Join(w, ".ENV"))
+	os.WriteFile(filepath.Join(w, "plain"), nil, 0o644)
+	c := newChainSet([]Chain{
+		{Path: w, Protected: []string{".bashrc", ".env"}},
+		{Path: w, Protected: []string{".env"}, Reads: true},
+	}, nil, nil)
+	for name, want := range map[string][2]bool{".BASHRC": {false, true}, ".ENV": {false, false}, "plain": {true, true}, "new": {true, true}} {
+		e, ok := c.open(unix.AT_FDCWD, w+"/"+name, os.Getpid(), true, true)
+		if !ok {
+			t.Fatalf("%s: not opened", name)
+		}
+		if e.changeable() != want[0] || e.readableHere() != want[1] {
+			t.Errorf("%s: changeable %v, readable %v, want %v", name, e.changeable(), e.readableHere(), want)
+		}
+		e.close()
+	}
+}

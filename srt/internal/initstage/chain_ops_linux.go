@@ -2,6 +2,8 @@ package initstage
 
 import (
 	"strconv"
+	"sync"
+	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -136,9 +138,12 @@ func (c *chainSet) one(call chainCall, r *usernotif.Request, flags uint64, umask
 		if e.slash && flags&unix.O_CREAT != 0 {
 			return usernotif.Reply{}, false // the kernel's EISDIR
 		}
-		return c.openFile(e, int(flags), uint32(r.Args[call.mode]), umask, r.Pid, 0)
+		return c.openFile(e, int(flags), uint32(r.Args[call.mode]), umask, r, 0)
 	case opMkdir:
-		m, fix, needFix := c.perm(uint32(r.Args[call.mode]), umask)
+		// The kernel's mkdir keeps no set-id bit of the mode; nor does
+		// the mode given back (a set-id bit there would make the fchmod
+		// fail, under the command's seccomp rules, and leave the umask's).
+		m, fix, needFix := c.perm(uint32(r.Args[call.mode])&(0o777|unix.S_ISVTX), umask)
 		if err := unix.Mkdirat(e.dir, e.name, m); err != nil {
 			return usernotif.Fail(errnoOf(err)), true
 		}
@@ -159,7 +164,14 @@ func (c *chainSet) one(call chainCall, r *usernotif.Request, flags uint64, umask
 			return usernotif.Fail(errnoOf(err)), true
 		}
 		if needFix {
-			unix.Fchmodat(e.dir, e.name, fix, 0)
+			// On the node made, never through a symlink swapped in
+			// meanwhile (fchmodat follows one).
+			if fd, kind, err := lookup(e); err == nil {
+				if kind == mode&unix.S_IFMT || mode&unix.S_IFMT == 0 && kind == unix.S_IFREG {
+					unix.Fchmodat(unix.AT_FDCWD, "/proc/self/fd/"+strconv.Itoa(fd), fix, 0)
+				}
+				unix.Close(fd)
+			}
 		}
 		return usernotif.Reply{}, true
 	case opUnlink:
@@ -237,7 +249,7 @@ func lookup(e *entry) (int, uint32, error) {
 // openFile performs an open (or creat) of e, and hands the descriptor to
 // the command. A symlink at e is followed as the kernel would (links:
 // how many so far), the entry it names decided on again.
-func (c *chainSet) openFile(e *entry, flags int, mode, umask uint32, tid, links int) (usernotif.Reply, bool) {
+func (c *chainSet) openFile(e *entry, flags int, mode, umask uint32, r *usernotif.Request, links int) (usernotif.Reply, bool) {
 	cloexec := flags&unix.O_CLOEXEC != 0
 	flags |= unix.O_CLOEXEC
 	give := func(fd int) (usernotif.Reply, bool) {
@@ -278,7 +290,7 @@ func (c *chainSet) openFile(e *entry, flags int, mode, umask uint32, tid, links 
 			return reply, done
 		}
 		if err == nil && kind == unix.S_IFLNK {
-			return c.follow(e, p, flags, mode, umask, tid, links)
+			return c.follow(e, p, flags, mode, umask, r, links)
 		}
 		if err != nil {
 			return usernotif.Reply{}, false // the kernel says what it is
@@ -287,9 +299,25 @@ func (c *chainSet) openFile(e *entry, flags int, mode, umask uint32, tid, links 
 		flags &^= unix.O_CREAT | unix.O_EXCL | unix.O_NOFOLLOW
 		if kind != unix.S_IFREG && kind != unix.S_IFDIR {
 			// A FIFO's open waits for the other end, a device's may
-			// block: not in the supervisor's loop.
+			// block: not in the supervisor's loop, and no more than
+			// maxWaiting at a time (each holds a thread); past that the
+			// call runs as the command's own.
+			select {
+			case c.waiting <- struct{}{}:
+			default:
+				unix.Close(p)
+				return usernotif.Reply{}, false
+			}
 			return usernotif.Reply{Later: func() usernotif.Reply {
-				defer unix.Close(p)
+				done := make(chan struct{})
+				var watch sync.WaitGroup
+				if kind == unix.S_IFIFO {
+					watch.Add(1)
+					go func() {
+						defer watch.Done()
+						unblockFIFO(r, reopen, flags, done)
+					}()
+				}
 				reply := usernotif.Continue()
 				asCommand(func() {
 					fd, err := unix.Open(reopen, flags, 0)
@@ -299,6 +327,10 @@ func (c *chainSet) openFile(e *entry, flags int, mode, umask uint32, tid, links 
 					}
 					reply, _ = give(fd)
 				})
+				close(done)
+				watch.Wait()
+				unix.Close(p)
+				<-c.waiting
 				return reply
 			}}, true
 		}
@@ -322,18 +354,58 @@ func (c *chainSet) openFile(e *entry, flags int, mode, umask uint32, tid, links 
 	return usernotif.Reply{}, false
 }
 
+// maxWaiting bounds the opens that wait on threads of their own (of
+// FIFOs and devices, which may block).
+const maxWaiting = 256
+
+// unblockFIFO watches an open of the FIFO at reopen (with flags) that may
+// wait for the other end, until done: once the call it was made for is
+// gone (the command's thread killed while it waited), it opens the other
+// end itself without waiting, which ends the open, and closes it when
+// done. Otherwise every killed opener would leave a thread of the init
+// stage waiting for good.
+func unblockFIFO(r *usernotif.Request, reopen string, flags int, done <-chan struct{}) {
+	tick := time.NewTicker(100 * time.Millisecond)
+	defer tick.Stop()
+	other := unix.O_WRONLY
+	if flags&unix.O_ACCMODE == unix.O_WRONLY {
+		other = unix.O_RDONLY
+	}
+	for {
+		select {
+		case <-done:
+			return
+		case <-tick.C:
+		}
+		if r.Valid() {
+			continue
+		}
+		fd := -1
+		asCommand(func() {
+			if f, err := unix.Open(reopen, other|unix.O_NONBLOCK|unix.O_CLOEXEC, 0); err == nil {
+				fd = f
+			}
+		})
+		if fd >= 0 {
+			<-done
+			unix.Close(fd)
+			return
+		}
+	}
+}
+
 // follow opens what the symlink at e (open at p, which it closes) names:
 // the entry the target leads to, when the supervisor may change it;
 // otherwise the call runs, and Landlock decides on the target (allowed
 // beneath a grant, refused on a protected path).
-func (c *chainSet) follow(e *entry, p int, flags int, mode, umask uint32, tid, links int) (usernotif.Reply, bool) {
+func (c *chainSet) follow(e *entry, p int, flags int, mode, umask uint32, r *usernotif.Request, links int) (usernotif.Reply, bool) {
 	buf := make([]byte, maxPath)
 	n, err := unix.Readlinkat(p, "", buf)
 	unix.Close(p)
 	if flags&unix.O_NOFOLLOW != 0 || links >= maxLinks || err != nil || n <= 0 || n >= len(buf) {
 		return usernotif.Reply{}, false
 	}
-	next, ok := c.open(e.dir, string(buf[:n]), tid, true, c.readsNeeded(uint64(flags)))
+	next, ok := c.open(e.dir, string(buf[:n]), r.Pid, true, c.readsNeeded(uint64(flags)))
 	if !ok {
 		return usernotif.Reply{}, false
 	}
@@ -341,7 +413,7 @@ func (c *chainSet) follow(e *entry, p int, flags int, mode, umask uint32, tid, l
 	if next.slash || !c.opens(next, uint64(flags)) {
 		return usernotif.Reply{}, false
 	}
-	return c.openFile(next, flags, mode, umask, tid, links+1)
+	return c.openFile(next, flags, mode, umask, r, links+1)
 }
 
 // two performs a link or a rename, e the old name and e2 the new.

@@ -225,7 +225,13 @@ type Plan struct {
 	Root         View
 	Mounts       []Mount
 	Placeholders []Placeholder
-	Env          []EnvOp
+	// ProtectedLinks are the symlinks on the way to a protected path
+	// that lie in a writable directory (a dotfiles-managed .bashrc, a
+	// .claude linked elsewhere). No mount can cover them (bubblewrap
+	// protects what they point to only); the Landlock backend refuses
+	// to remove or replace the links themselves.
+	ProtectedLinks []string
+	Env            []EnvOp
 	// WriteRoots are the directories and files that are writable inside:
 	// the second write barrier (Landlock) allows writes beneath these only.
 	WriteRoots []string

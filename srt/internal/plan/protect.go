@@ -87,6 +87,7 @@ func (b *builder) applyProtects() {
 			continue
 		}
 		links = append(links, b.warnLinks(pr, names)...)
+		b.p.ProtectedLinks = append(b.p.ProtectedLinks, names...)
 		if err != nil {
 			continue
 		}
