@@ -1,0 +1,155 @@
+//go:build linux
+
+package sandbox
+
+import (
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/srt-sandbox/srt/internal/seatbelt"
+	"github.com/srt-sandbox/srt/settings"
+)
+
+// testCompanions is the directory of the decider and srt-proxy this
+// package's tests built (TestMain, agenthost_test.go).
+var testCompanions string
+
+// SetTestCompanions is TestMain's way to tell this package's own tests
+// where the companions are (a test-only export).
+func SetTestCompanions(dir string) { testCompanions = dir }
+
+// TestHostEgress: the egress macOS runs for a command (startHostEgress,
+// macOSProxy, the seatbelt profile's environment), here on Linux with the
+// real decider and srt-proxy and real curl on the host, no sandbox: a
+// request to the allowed server through the proxy variables passes, over
+// HTTP and SOCKS; one to a denied port is refused and recorded as the
+// command's violation; the proxy wants the command's credentials; the
+// token is in the environment only; Close leaves nothing listening.
+func TestHostEgress(t *testing.T) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Fatal("curl is needed:", err)
+	}
+	serve := func(body string) int {
+		s := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, body) }))
+		t.Cleanup(s.Close)
+		return s.Listener.Addr().(*net.TCPAddr).Port
+	}
+	allowed, denied := serve("allowed"), serve("denied")
+	cfg, err := settings.Parse([]byte(`{"network":{"allowedDomains":["localhost:` + strconv.Itoa(allowed) + `"],"deniedDomains":[]},` +
+		`"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	const command = "curl the servers"
+	var store ViolationStore
+	var warnings strings.Builder
+	he, err := startHostEgress(hostEgressOptions{Config: cfg, Key: command, Text: command,
+		DeciderExecutable: filepath.Join(testCompanions, "decider"), ProxyExecutable: filepath.Join(testCompanions, "srt-proxy"),
+		Warnings: &warnings, Violations: &store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := false
+	defer func() {
+		if !closed {
+			he.Close()
+		}
+	}()
+	env := seatbelt.Env{Command: command, Cwd: t.TempDir(), Home: t.TempDir(), TmpDir: t.TempDir(), Nonce: "n",
+		Environ: []string{"PATH=" + os.Getenv("PATH")}}
+	macOSProxy(&env, &cfg.Network, he)
+	in, err := seatbelt.FromSettings(cfg, env)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := seatbelt.Generate(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	token := he.proxy.Token
+	if len(token) != 32 {
+		t.Fatalf("token %q", token)
+	}
+	if strings.Contains(p.SBPL, token) || strings.Contains(strings.Join(p.Argv, " "), token) {
+		t.Fatal("the proxy token is in the profile or sandbox-exec's argv")
+	}
+	// The profile lets the command reach exactly the two ports.
+	for _, port := range []int{he.ports.http, he.ports.socks} {
+		if !strings.Contains(p.SBPL, fmt.Sprintf(`(remote ip "localhost:%d")`, port)) {
+			t.Errorf("the profile does not allow localhost:%d:\n%s", port, p.SBPL)
+		}
+	}
+	get := func(proxyVar, url string, extra ...string) string {
+		t.Helper()
+		args := append([]string{"-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", "--noproxy", ""}, extra...)
+		if proxyVar != "" {
+			v := ""
+			for _, kv := range p.Env {
+				if val, ok := strings.CutPrefix(kv, proxyVar+"="); ok {
+					v = val
+				}
+			}
+			if v == "" {
+				t.Fatalf("no %s in the command's environment", proxyVar)
+			}
+			args = append(args, "-x", v)
+		}
+		cmd := exec.Command(curl, append(args, url)...)
+		cmd.Env = p.Env
+		out, _ := cmd.Output()
+		return string(out)
+	}
+	url := func(port int) string { return "http://localhost:" + strconv.Itoa(port) + "/" }
+	// curl reads http_proxy itself.
+	if got := get("", url(allowed)); got != "200" {
+		t.Errorf("allowed server through http_proxy: %q, want 200 (warnings: %s)", got, warnings.String())
+	}
+	if got := get("FTP_PROXY", url(allowed)); got != "200" {
+		t.Errorf("allowed server through the SOCKS proxy: %q, want 200", got)
+	}
+	if got := get("", url(denied)); got != "403" {
+		t.Errorf("denied server through http_proxy: %q, want 403", got)
+	}
+	// Another program on the host reaches the port, not the proxy: it
+	// has no credentials.
+	if got := get("", url(allowed), "-x", "http://localhost:"+strconv.Itoa(he.ports.http)); got != "407" {
+		t.Errorf("without the credentials: %q, want 407", got)
+	}
+	he.Close()
+	closed = true
+	var lines []string
+	for _, v := range store.ForKey(command) {
+		lines = append(lines, v.Line)
+		if v.Command != command {
+			t.Errorf("violation %q attributed to %q", v.Line, v.Command)
+		}
+	}
+	want := "localhost:" + strconv.Itoa(denied)
+	found := false
+	for _, l := range lines {
+		found = found || strings.Contains(l, want)
+		if strings.Contains(l, "localhost:"+strconv.Itoa(allowed)) {
+			t.Errorf("the allowed request was recorded as a violation: %q", l)
+		}
+	}
+	if !found {
+		t.Errorf("no violation for %s; recorded: %q", want, lines)
+	}
+	// Closed: nothing listens on the ports any more.
+	for _, port := range []int{he.ports.http, he.ports.socks} {
+		if c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second); err == nil {
+			c.Close()
+			t.Errorf("port %d still accepts after Close", port)
+		}
+	}
+}
