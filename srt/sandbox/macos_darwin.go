@@ -48,9 +48,10 @@ type MacOSCommand struct {
 }
 
 // RunMacOS runs the command under sandbox-exec and returns its exit
-// status (128+N when it was killed by signal N). While it runs, `log
-// stream` reports the profile's denials, which are recorded in
-// Violations.
+// status (128+N when it was killed by signal N), with srt's proxy on the
+// host's loopback (startHostEgress) unless both proxy ports are the
+// user's. While it runs, `log stream` reports the profile's denials and
+// the decider the proxy's refusals, both recorded in Violations.
 func RunMacOS(ctx context.Context, c MacOSCommand) (int, error) {
 	if err := MacOSUnsupported(c.Config); err != nil {
 		return 0, err
