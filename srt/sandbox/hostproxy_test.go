@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/srt-sandbox/decider/srtlink"
+	"github.com/srt-sandbox/srt/internal/fsview"
+	"github.com/srt-sandbox/srt/internal/plan"
 	"github.com/srt-sandbox/srt/internal/seatbelt"
 	"github.com/srt-sandbox/srt/settings"
 )
@@ -150,6 +154,55 @@ func TestHostEgress(t *testing.T) {
 		if c, err := net.DialTimeout("tcp", "127.0.0.1:"+strconv.Itoa(port), time.Second); err == nil {
 			c.Close()
 			t.Errorf("port %d still accepts after Close", port)
+		}
+	}
+}
+
+// TestMacOSProxyPorts: with one proxy port of the user's, macOS's command
+// reaches that port directly, without srt's credentials, and srt's own
+// proxy on the other; with none, both are srt's and carry them.
+func TestMacOSProxyPorts(t *testing.T) {
+	hp := &hostProxy{ports: proxyPorts{41001, 41002}}
+	hp.proxy = &plan.Proxy{HTTPPort: 41001, SOCKSPort: 41002, User: srtlink.UserFor("c"), Token: "0123456789abcdef0123456789abcdef"}
+	he := &hostEgress{hostProxy: hp}
+	vars := func(n settings.Network) map[string]string {
+		t.Helper()
+		cfg, err := settings.Parse([]byte(`{"network":{"allowedDomains":["x.test"],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Network.HTTPProxyPort, cfg.Network.SOCKSProxyPort = n.HTTPProxyPort, n.SOCKSProxyPort
+		env := seatbelt.Env{Command: "c", Cwd: "/w", Home: "/h", Nonce: "n", FS: fsview.OS{}}
+		macOSProxy(&env, &cfg.Network, he)
+		in, err := seatbelt.FromSettings(cfg, env)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := seatbelt.Generate(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out := map[string]string{}
+		for _, kv := range p.Env {
+			k, v, _ := strings.Cut(kv, "=")
+			out[k] = v
+		}
+		return out
+	}
+	// The user of key "c" is srt.Yw==, its '=' escaped in a URL.
+	creds := url.QueryEscape(hp.proxy.User) + ":" + hp.proxy.Token + "@"
+	for _, c := range []struct {
+		n           settings.Network
+		http, socks string
+	}{
+		{settings.Network{}, "http://" + creds + "localhost:41001", "socks5h://" + creds + "localhost:41002"},
+		{settings.Network{HTTPProxyPort: 8080}, "http://localhost:8080", "socks5h://" + creds + "localhost:41002"},
+		{settings.Network{SOCKSProxyPort: 1081}, "http://" + creds + "localhost:41001", "socks5h://localhost:1081"},
+	} {
+		v := vars(c.n)
+		if v["HTTP_PROXY"] != c.http || v["FTP_PROXY"] != c.socks {
+			t.Errorf("httpProxyPort %d, socksProxyPort %d: HTTP_PROXY %q, FTP_PROXY %q; want %q, %q",
+				c.n.HTTPProxyPort, c.n.SOCKSProxyPort, v["HTTP_PROXY"], v["FTP_PROXY"], c.http, c.socks)
 		}
 	}
 }
