@@ -3,7 +3,9 @@
 package sandbox
 
 import (
+	"bufio"
 	"fmt"
+	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -57,29 +59,13 @@ func TestHostEgress(t *testing.T) {
 	const command = "curl the servers"
 	var store ViolationStore
 	var warnings strings.Builder
-	he, err := startHostEgress(hostEgressOptions{Config: cfg, Key: command, Text: command,
-		DeciderExecutable: filepath.Join(testCompanions, "decider"), ProxyExecutable: filepath.Join(testCompanions, "srt-proxy"),
-		Warnings: &warnings, Violations: &store})
-	if err != nil {
-		t.Fatal(err)
-	}
+	he, p := startHostEgressForTest(t, cfg, command, &store, &warnings)
 	closed := false
 	defer func() {
 		if !closed {
 			he.Close()
 		}
 	}()
-	env := seatbelt.Env{Command: command, Cwd: t.TempDir(), Home: t.TempDir(), TmpDir: t.TempDir(), Nonce: "n",
-		Environ: []string{"PATH=" + os.Getenv("PATH")}}
-	macOSProxy(&env, &cfg.Network, he)
-	in, err := seatbelt.FromSettings(cfg, env)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p, err := seatbelt.Generate(in)
-	if err != nil {
-		t.Fatal(err)
-	}
 	token := he.proxy.Token
 	if len(token) != 32 {
 		t.Fatalf("token %q", token)
@@ -95,23 +81,7 @@ func TestHostEgress(t *testing.T) {
 	}
 	get := func(proxyVar, url string, extra ...string) string {
 		t.Helper()
-		args := append([]string{"-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", "--noproxy", ""}, extra...)
-		if proxyVar != "" {
-			v := ""
-			for _, kv := range p.Env {
-				if val, ok := strings.CutPrefix(kv, proxyVar+"="); ok {
-					v = val
-				}
-			}
-			if v == "" {
-				t.Fatalf("no %s in the command's environment", proxyVar)
-			}
-			args = append(args, "-x", v)
-		}
-		cmd := exec.Command(curl, append(args, url)...)
-		cmd.Env = p.Env
-		out, _ := cmd.Output()
-		return string(out)
+		return curlThrough(t, curl, p, proxyVar, url, extra...)
 	}
 	url := func(port int) string { return "http://localhost:" + strconv.Itoa(port) + "/" }
 	// curl reads http_proxy itself.
@@ -155,6 +125,111 @@ func TestHostEgress(t *testing.T) {
 			c.Close()
 			t.Errorf("port %d still accepts after Close", port)
 		}
+	}
+}
+
+// startHostEgressForTest starts macOS's egress for command under cfg,
+// with the companions this package's tests built, and makes its Seatbelt
+// profile: its Env is the command's environment.
+func startHostEgressForTest(t *testing.T, cfg *settings.Config, command string, store *ViolationStore, warnings io.Writer) (*hostEgress, *seatbelt.Profile) {
+	t.Helper()
+	he, err := startHostEgress(hostEgressOptions{Config: cfg, Key: command, Text: command,
+		DeciderExecutable: filepath.Join(testCompanions, "decider"), ProxyExecutable: filepath.Join(testCompanions, "srt-proxy"),
+		Warnings: warnings, Violations: store})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := seatbelt.Env{Command: command, Cwd: t.TempDir(), Home: t.TempDir(), TmpDir: t.TempDir(), Nonce: "n",
+		Environ: []string{"PATH=" + os.Getenv("PATH")}}
+	macOSProxy(&env, &cfg.Network, he)
+	in, err := seatbelt.FromSettings(cfg, env)
+	if err != nil {
+		he.Close()
+		t.Fatal(err)
+	}
+	p, err := seatbelt.Generate(in)
+	if err != nil {
+		he.Close()
+		t.Fatal(err)
+	}
+	return he, p
+}
+
+// curlThrough runs curl on the host with the command's environment (p.Env)
+// and returns the HTTP status: through http_proxy, or through the proxy
+// the variable proxyVar names.
+func curlThrough(t *testing.T, curl string, p *seatbelt.Profile, proxyVar, url string, extra ...string) string {
+	t.Helper()
+	args := append([]string{"-s", "-o", "/dev/null", "-w", "%{http_code}", "--max-time", "10", "--noproxy", ""}, extra...)
+	if proxyVar != "" {
+		v := ""
+		for _, kv := range p.Env {
+			if val, ok := strings.CutPrefix(kv, proxyVar+"="); ok {
+				v = val
+			}
+		}
+		if v == "" {
+			t.Fatalf("no %s in the command's environment", proxyVar)
+		}
+		args = append(args, "-x", v)
+	}
+	cmd := exec.Command(curl, append(args, url)...)
+	cmd.Env = p.Env
+	out, _ := cmd.Output()
+	return string(out)
+}
+
+// TestHostEgressParentProxy: on macOS too srt-proxy chains through
+// network.parentProxy on the host: an allowed request reaches the parent
+// (here a loopback proxy that answers 502), a denied one does not.
+func TestHostEgressParentProxy(t *testing.T) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Fatal("curl is needed:", err)
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	seen := make(chan string, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if req, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+				seen <- req.Method + " " + req.RequestURI
+				c.Write([]byte("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n"))
+			}
+			c.Close()
+		}
+	}()
+	cfg, err := settings.Parse([]byte(`{"network":{"allowedDomains":["x.test"],"deniedDomains":[],"parentProxy":{"http":"http://` + ln.Addr().String() + `"}},` +
+		`"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := MacOSUnsupported(cfg); err != nil {
+		t.Fatalf("refused on macOS: %v", err)
+	}
+	const command = "curl through the parent"
+	var store ViolationStore
+	he, p := startHostEgressForTest(t, cfg, command, &store, io.Discard)
+	defer he.Close()
+	if got := curlThrough(t, curl, p, "", "http://x.test/page"); got != "502" {
+		t.Errorf("allowed request: %q, want the parent's 502", got)
+	}
+	if got := curlThrough(t, curl, p, "", "http://other.test/page"); got != "403" {
+		t.Errorf("denied request: %q, want 403", got)
+	}
+	var got []string
+	for len(seen) > 0 {
+		got = append(got, <-seen)
+	}
+	if len(got) != 1 || got[0] != "GET http://x.test/page" {
+		t.Errorf("the parent proxy saw %q, want only the allowed request", got)
 	}
 }
 
