@@ -304,6 +304,10 @@ func egressSettings(cfg *settings.Config) egress.Config {
 	if s := cfg.Credentials.SigV4; s != nil {
 		ec.SigV4Streaming, ec.SigV4Presigned, ec.SigV4A = s.Streaming, s.Presigned, s.SigV4A
 	}
+	// srt-proxy ignores it when it only relays (Config.RelayOnly).
+	if mp := cfg.Network.MitmProxy; mp != nil {
+		ec.MITM = mitmFlags(mp)
+	}
 	return ec
 }
 
@@ -316,10 +320,8 @@ type hostEgress struct {
 	opts hostEgressOptions
 	done chan struct{} // closed by Close
 	wg   sync.WaitGroup
-
-	mu  sync.Mutex
-	eg  *egress.Egress
-	err error
+	// eg is the running egress, once started (set before wg is done).
+	eg *egress.Egress
 }
 
 // hostEgressOptions say how a hostEgress runs, and where its refusals go.
@@ -358,24 +360,36 @@ func startHostEgress(o hostEgressOptions) (*hostEgress, error) {
 	ec.DeciderPath, ec.ProxyPath, ec.Token = decider, proxy, hp.proxy.Token
 	ec.Debug, ec.Stderr = o.Debug, o.Warnings
 	ec.OnViolation = h.violation
+	start := func() error {
+		defer h.closeListeners() // srt-proxy has its own copies
+		eg, err := egress.Start(ec)
+		if err != nil {
+			return startError(err)
+		}
+		if err := eg.AddListeners(o.Key, h.files); err != nil {
+			eg.Close()
+			return err
+		}
+		h.eg = eg
+		return nil
+	}
+	if ec.MITM != nil {
+		// Now, as the Manager does: a socketPath that is there but is no
+		// socket is a settings error before the command runs.
+		if err := start(); err != nil {
+			return nil, err
+		}
+		return h, nil
+	}
 	h.wg.Add(1)
 	go func() {
 		defer h.wg.Done()
-		defer h.closeListeners() // srt-proxy has its own copies
 		if !waitReadable(h.files, h.done) {
+			h.closeListeners()
 			return
 		}
-		eg, err := egress.Start(ec)
-		if err == nil {
-			if err = eg.AddListeners(o.Key, h.files); err != nil {
-				eg.Close()
-			}
-		}
-		h.mu.Lock()
-		h.eg, h.err = eg, err
-		h.mu.Unlock()
-		if err != nil {
-			fmt.Fprintf(o.Warnings, "srt: the network proxy could not start, so the sandbox has no network: %v\n", startError(err))
+		if err := start(); err != nil {
+			fmt.Fprintf(o.Warnings, "srt: the network proxy could not start, so the sandbox has no network: %v\n", err)
 		}
 	}()
 	return h, nil
@@ -415,4 +429,18 @@ func startError(err error) error {
 		return &settings.InvalidError{Issues: []settings.Issue{{Path: "network." + se.Setting, Message: se.Msg}}}
 	}
 	return err
+}
+
+// mitmFlags is network.mitmProxy for srt-proxy: the socket's path made
+// absolute (from srt's working directory, as tlsTerminate's paths are)
+// and the domains as written.
+func mitmFlags(mp *settings.MitmProxy) *srtlink.MITM {
+	f := &srtlink.MITM{Socket: mp.SocketPath}
+	if a, err := filepath.Abs(mp.SocketPath); err == nil {
+		f.Socket = a
+	}
+	for _, p := range mp.Domains {
+		f.Domains = append(f.Domains, p.String())
+	}
+	return f
 }

@@ -4,6 +4,7 @@ package sandbox
 
 import (
 	"bufio"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -179,6 +180,55 @@ func curlThrough(t *testing.T, curl string, p *seatbelt.Profile, proxyVar, url s
 	return string(out)
 }
 
+// recordingProxy serves ln until the test ends: it sends each request's
+// method and target to the channel it returns, and answers answer.
+func recordingProxy(t *testing.T, ln net.Listener, answer string) <-chan string {
+	t.Cleanup(func() { ln.Close() })
+	seen := make(chan string, 16)
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if req, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
+				seen <- req.Method + " " + req.RequestURI
+				c.Write([]byte(answer))
+			}
+			c.Close()
+		}
+	}()
+	return seen
+}
+
+// drain is what the channel holds now.
+func drain(seen <-chan string) []string {
+	var got []string
+	for len(seen) > 0 {
+		got = append(got, <-seen)
+	}
+	return got
+}
+
+// onlyAllowedThrough requests http://x.test/page (allowed: want is the
+// status via answers) and http://other.test/page (denied: 403) through
+// macOS's egress under cfg, and checks that via saw only the first.
+func onlyAllowedThrough(t *testing.T, curl string, cfg *settings.Config, seen <-chan string, want, via string) {
+	t.Helper()
+	var store ViolationStore
+	he, p := startHostEgressForTest(t, cfg, "curl through "+via, &store, io.Discard)
+	defer he.Close()
+	if got := curlThrough(t, curl, p, "", "http://x.test/page"); got != want {
+		t.Errorf("allowed request: %q, want %s's %s", got, via, want)
+	}
+	if got := curlThrough(t, curl, p, "", "http://other.test/page"); got != "403" {
+		t.Errorf("denied request: %q, want 403", got)
+	}
+	if got := drain(seen); len(got) != 1 || got[0] != "GET http://x.test/page" {
+		t.Errorf("%s saw %q, want only the allowed request", via, got)
+	}
+}
+
 // TestHostEgressParentProxy: on macOS too srt-proxy chains through
 // network.parentProxy on the host: an allowed request reaches the parent
 // (here a loopback proxy that answers 502), a denied one does not.
@@ -191,21 +241,7 @@ func TestHostEgressParentProxy(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ln.Close()
-	seen := make(chan string, 16)
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			if req, err := http.ReadRequest(bufio.NewReader(c)); err == nil {
-				seen <- req.Method + " " + req.RequestURI
-				c.Write([]byte("HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n"))
-			}
-			c.Close()
-		}
-	}()
+	seen := recordingProxy(t, ln, "HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\n\r\n")
 	cfg, err := settings.Parse([]byte(`{"network":{"allowedDomains":["x.test"],"deniedDomains":[],"parentProxy":{"http":"http://` + ln.Addr().String() + `"}},` +
 		`"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`))
 	if err != nil {
@@ -214,22 +250,46 @@ func TestHostEgressParentProxy(t *testing.T) {
 	if err := MacOSUnsupported(cfg); err != nil {
 		t.Fatalf("refused on macOS: %v", err)
 	}
-	const command = "curl through the parent"
-	var store ViolationStore
-	he, p := startHostEgressForTest(t, cfg, command, &store, io.Discard)
-	defer he.Close()
-	if got := curlThrough(t, curl, p, "", "http://x.test/page"); got != "502" {
-		t.Errorf("allowed request: %q, want the parent's 502", got)
+	onlyAllowedThrough(t, curl, cfg, seen, "502", "the parent proxy")
+}
+
+// TestHostEgressMITMProxy: on macOS too srt-proxy sends the requests of
+// network.mitmProxy's domains to the user's MITM proxy on its Unix socket
+// (here one that records the request line and answers 200 itself); a
+// refused host does not reach it; a socketPath that is no socket is a
+// settings error before the command runs.
+func TestHostEgressMITMProxy(t *testing.T) {
+	curl, err := exec.LookPath("curl")
+	if err != nil {
+		t.Fatal("curl is needed:", err)
 	}
-	if got := curlThrough(t, curl, p, "", "http://other.test/page"); got != "403" {
-		t.Errorf("denied request: %q, want 403", got)
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "mitm.sock")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
 	}
-	var got []string
-	for len(seen) > 0 {
-		got = append(got, <-seen)
+	seen := recordingProxy(t, ln, "HTTP/1.1 200 OK\r\nContent-Length: 4\r\nConnection: close\r\n\r\nmitm")
+	parse := func(socketPath string) *settings.Config {
+		cfg, err := settings.Parse([]byte(`{"network":{"allowedDomains":["x.test"],"deniedDomains":[],"mitmProxy":{"socketPath":"` + socketPath + `","domains":["x.test"]}},` +
+			`"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]}}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := MacOSUnsupported(cfg); err != nil {
+			t.Fatalf("refused on macOS: %v", err)
+		}
+		return cfg
 	}
-	if len(got) != 1 || got[0] != "GET http://x.test/page" {
-		t.Errorf("the parent proxy saw %q, want only the allowed request", got)
+	onlyAllowedThrough(t, curl, parse(sock), seen, "200", "the MITM proxy")
+
+	notSocket := filepath.Join(dir, "file")
+	os.WriteFile(notSocket, nil, 0o600)
+	_, err = startHostEgress(hostEgressOptions{Config: parse(notSocket), Key: "c", Text: "c",
+		DeciderExecutable: filepath.Join(testCompanions, "decider"), ProxyExecutable: filepath.Join(testCompanions, "srt-proxy"),
+		Warnings: io.Discard})
+	if err == nil || !strings.Contains(err.Error(), "network.mitmProxy.socketPath: ") || !errors.Is(err, settings.ErrInvalid) {
+		t.Errorf("a socketPath that is a file: %v; want a settings error naming network.mitmProxy", err)
 	}
 }
 

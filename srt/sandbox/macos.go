@@ -43,8 +43,6 @@ func MacOSUnsupported(cfg *settings.Config) error {
 	switch {
 	case n.TLSTerminate != nil:
 		return refuse("network.tlsTerminate", "TLS termination (the command's trust bundle is not wired into the macOS profile)")
-	case n.MitmProxy != nil:
-		return refuse("network.mitmProxy", "routing through an upstream proxy (not wired into srt's proxy on macOS)")
 	case len(n.ExposeLoopbackPorts) > 0:
 		return refuse("network.exposeLoopbackPorts", "exposing ports (the sandbox shares the host's loopback on macOS; allowLocalBinding lets it listen)")
 	case cfg.Limits.Any():

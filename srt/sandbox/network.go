@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -174,24 +173,7 @@ func (m *Manager) egressConfig(cfg *settings.Config) egress.Config {
 	if t := cfg.Network.TLSTerminate; t != nil && m.net.ext.http == 0 {
 		ec.TLS = tlsFlags(t)
 	}
-	if mp := cfg.Network.MitmProxy; mp != nil && !ec.RelayOnly {
-		ec.MITM = mitmFlags(mp)
-	}
 	return ec
-}
-
-// mitmFlags is network.mitmProxy for srt-proxy: the socket's path made
-// absolute (from srt's working directory, as tlsTerminate's paths are)
-// and the domains as written.
-func mitmFlags(mp *settings.MitmProxy) *srtlink.MITM {
-	f := &srtlink.MITM{Socket: mp.SocketPath}
-	if a, err := filepath.Abs(mp.SocketPath); err == nil {
-		f.Socket = a
-	}
-	for _, p := range mp.Domains {
-		f.Domains = append(f.Domains, p.String())
-	}
-	return f
 }
 
 func (m *Manager) verdictTimeout() time.Duration {
