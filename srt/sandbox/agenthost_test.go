@@ -34,6 +34,7 @@ func TestMain(m *testing.M) {
 	// A child run as the unprivileged user finds the binaries here.
 	if dir := os.Getenv("SRT_TEST_COMPANIONS"); dir != "" {
 		companions = dir
+		sandbox.SetTestCompanions(dir)
 		os.Exit(m.Run())
 	}
 	dir, err := os.MkdirTemp("", "srt-sandbox-test-")
@@ -49,6 +50,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	companions = dir
+	sandbox.SetTestCompanions(dir)
 	code := m.Run()
 	os.RemoveAll(dir)
 	os.Exit(code)

@@ -4,7 +4,6 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -176,9 +175,6 @@ type landlockRun struct {
 	ports  proxyPorts
 }
 
-// proxyPorts are the ports of a sandbox's HTTP and SOCKS proxies.
-type proxyPorts struct{ http, socks int }
-
 // proxyPorts are the command's: the fixed ones inside a network
 // namespace, those srt chose on the host's loopback without one.
 func (c *Cmd) proxyPorts() proxyPorts {
@@ -186,77 +182,6 @@ func (c *Cmd) proxyPorts() proxyPorts {
 		return c.ll.ports
 	}
 	return proxyPorts{httpProxyPort, socksProxyPort}
-}
-
-// hostListeners listens for the proxies on the host's loopback, on a port
-// chosen per run, on 127.0.0.1 and, where the host has it, on the same
-// port of ::1 (so that no other program takes the port there and sees the
-// credentials of a client that tries "localhost" on ::1 first).
-func hostListeners() ([]*os.File, proxyPorts, error) {
-	var files []*os.File
-	fail := func(err error) ([]*os.File, proxyPorts, error) {
-		for _, f := range files {
-			f.Close()
-		}
-		return nil, proxyPorts{}, fmt.Errorf("sandbox: the proxies' ports on the host's loopback: %w", err)
-	}
-	var ports [2]int
-	for i := range ports {
-		var err error
-		for try := 0; try < 32; try++ {
-			var got []*os.File
-			got, ports[i], err = listenLoopbackPair()
-			if err == nil {
-				files = append(files, got...)
-				break
-			}
-			if !errors.Is(err, unix.EADDRINUSE) {
-				break
-			}
-		}
-		if err != nil {
-			return fail(err)
-		}
-	}
-	return files, proxyPorts{ports[0], ports[1]}, nil
-}
-
-// listenLoopbackPair listens on 127.0.0.1 on a free port, then on ::1 on
-// the same port.
-func listenLoopbackPair() ([]*os.File, int, error) {
-	v4, port, err := listenTCP(unix.AF_INET, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}})
-	if err != nil {
-		return nil, 0, err
-	}
-	v6, _, err := listenTCP(unix.AF_INET6, &unix.SockaddrInet6{Addr: [16]byte{15: 1}, Port: port})
-	switch {
-	case err == nil:
-		return []*os.File{v4, v6}, port, nil
-	case errors.Is(err, unix.EADDRNOTAVAIL) || errors.Is(err, unix.EAFNOSUPPORT):
-		return []*os.File{v4}, port, nil // no ::1 on this host
-	}
-	v4.Close()
-	return nil, 0, err
-}
-
-func listenTCP(family int, sa unix.Sockaddr) (*os.File, int, error) {
-	fd, err := unix.Socket(family, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-	if err != nil {
-		return nil, 0, err
-	}
-	if family == unix.AF_INET6 {
-		unix.SetsockoptInt(fd, unix.IPPROTO_IPV6, unix.IPV6_V6ONLY, 1)
-	}
-	if err := unix.Bind(fd, sa); err != nil {
-		unix.Close(fd)
-		return nil, 0, err
-	}
-	if err := unix.Listen(fd, 4096); err != nil {
-		unix.Close(fd)
-		return nil, 0, err
-	}
-	f := os.NewFile(uintptr(fd), "srt-proxy-listener")
-	return f, localPort(f), nil
 }
 
 // landlockCommand is Command under the Landlock backend.
@@ -276,11 +201,12 @@ func (m *Manager) landlockCommand(ctx context.Context, command string, o *comman
 	own := m.net.lists[o.id]
 	m.net.mu.Unlock()
 	c.loopAddrs, c.loopback = loopbackEntries(cfg.Network.AllowedDomains, own)
-	proxyFiles, ports, err := hostListeners()
+	hp, err := newHostProxy(key, m.net.token)
 	if err != nil {
 		return nil, err
 	}
-	c.ns, c.user, c.ll.ports = netns.HostListeners(proxyFiles), srtlink.UserFor(key), ports
+	ports := hp.ports
+	c.ns, c.user, c.ll.ports = netns.HostListeners(hp.files), hp.proxy.User, ports
 	m.sweepIfNeeded()
 	text := o.text
 	if text == "" {
@@ -305,7 +231,7 @@ func (m *Manager) landlockCommand(ctx context.Context, command string, o *comman
 		return nil, fmt.Errorf("sandbox: the command's TMPDIR: %w", err)
 	}
 	proxy := m.proxyPlan(key)
-	proxy.HTTPPort, proxy.SOCKSPort = ports.http, ports.socks
+	proxy.HTTPPort, proxy.SOCKSPort = hp.proxy.HTTPPort, hp.proxy.SOCKSPort
 	in := plan.Input{
 		Config: cfg, FS: fsview.OS{}, Cwd: filepath.Clean(o.dir), Home: home, UID: os.Getuid(), TmpDir: c.ll.tmpDir,
 		Env: o.env, Command: []string{m.shell, "-c", command},

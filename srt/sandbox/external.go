@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"os"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/srt-sandbox/srt/internal/egress"
 	"github.com/srt-sandbox/srt/settings"
 )
@@ -57,21 +55,6 @@ func (e externalPorts) handOver(eg *egress.Egress, id string, files []*os.File, 
 		return eg.AddListeners(id, own)
 	}
 	return nil
-}
-
-// localPort is the port a listening socket is bound to (0 if unknown).
-func localPort(f *os.File) int {
-	sa, err := unix.Getsockname(int(f.Fd()))
-	if err != nil {
-		return 0
-	}
-	switch a := sa.(type) {
-	case *unix.SockaddrInet4:
-		return a.Port
-	case *unix.SockaddrInet6:
-		return a.Port
-	}
-	return 0
 }
 
 // warnExternalPorts says, on a live update, that a change of the external

@@ -33,21 +33,25 @@ type MacOSCommand struct {
 	Dir, Home string
 	Env       []string
 	// SettingsFiles are never writable inside.
-	SettingsFiles          []string
-	Stdin                  io.Reader
-	Stdout, Stderr         io.Writer
-	Warnings               io.Writer // srt's warnings (Stderr when nil)
-	Debug                  io.Writer // the profile and argv, when not nil
-	Violations             *ViolationStore
-	OnViolation            func(Violation)
-	LogStreamGrace         time.Duration // how long denials may trail the exit (500 ms when 0)
-	sandboxExec, logStream []string      // tests: replacements
+	SettingsFiles  []string
+	Stdin          io.Reader
+	Stdout, Stderr io.Writer
+	Warnings       io.Writer // srt's warnings (Stderr when nil)
+	Debug          io.Writer // the profile and argv, when not nil
+	Violations     *ViolationStore
+	OnViolation    func(Violation)
+	// DeciderExecutable and ProxyExecutable as Options's: found beside
+	// srt's executable or on PATH when "".
+	DeciderExecutable, ProxyExecutable string
+	LogStreamGrace                     time.Duration // how long denials may trail the exit (500 ms when 0)
+	sandboxExec, logStream             []string      // tests: replacements
 }
 
 // RunMacOS runs the command under sandbox-exec and returns its exit
-// status (128+N when it was killed by signal N). While it runs, `log
-// stream` reports the profile's denials, which are recorded in
-// Violations.
+// status (128+N when it was killed by signal N), with srt's proxy on the
+// host's loopback (startHostEgress) unless both proxy ports are the
+// user's. While it runs, `log stream` reports the profile's denials and
+// the decider the proxy's refusals, both recorded in Violations.
 func RunMacOS(ctx context.Context, c MacOSCommand) (int, error) {
 	if err := MacOSUnsupported(c.Config); err != nil {
 		return 0, err
@@ -79,12 +83,21 @@ func RunMacOS(ctx context.Context, c MacOSCommand) (int, error) {
 	defer os.RemoveAll(tmp)
 	env := seatbelt.Env{Command: c.Command, Shell: c.Shell, Cwd: filepath.Clean(c.Dir), Home: filepath.Clean(c.Home), Environ: c.Env,
 		TmpDir: tmp, SettingsFiles: c.SettingsFiles, MaskedFiles: maskedFiles(c.Config, c.Home, c.Dir)}
-	n := c.Config.Network
-	if n.HTTPProxyPort != 0 && n.SOCKSProxyPort != 0 {
-		// Bring-your-own proxies on this host's localhost: the command
-		// reaches them directly, without srt's credentials.
-		env.HTTPPort, env.SOCKSPort, env.HTTPExternal, env.SOCKSExternal = n.HTTPProxyPort, n.SOCKSProxyPort, true, true
+	text := c.Text
+	if text == "" {
+		text = c.Command
 	}
+	var he *hostEgress
+	if n := c.Config.Network; n.HTTPProxyPort == 0 || n.SOCKSProxyPort == 0 {
+		he, err = startHostEgress(hostEgressOptions{Config: c.Config, Key: c.Command, Text: text,
+			DeciderExecutable: c.DeciderExecutable, ProxyExecutable: c.ProxyExecutable,
+			Warnings: warn, Debug: c.Debug != nil, Violations: c.Violations, OnViolation: c.OnViolation})
+		if err != nil {
+			return 0, err
+		}
+		defer he.Close()
+	}
+	macOSProxy(&env, &c.Config.Network, he)
 	in, err := seatbelt.FromSettings(c.Config, env)
 	if err != nil {
 		return 0, err
@@ -98,10 +111,6 @@ func RunMacOS(ctx context.Context, c MacOSCommand) (int, error) {
 	}
 	if c.Debug != nil {
 		fmt.Fprintf(c.Debug, "srt: profile:\n%s\nsrt: argv: %s\n", p.SBPL, Quote(append([]string{p.Argv[0], p.Argv[1], "<profile>"}, p.Argv[3:]...)))
-	}
-	text := c.Text
-	if text == "" {
-		text = c.Command
 	}
 	nonce := strings.TrimSuffix(p.LogTag[strings.LastIndex(p.LogTag, "_END__")+len("_END__"):], "_SBX")
 	stopLog := c.watchLog(nonce, srtlink.KeyLabel(c.Command), text, warn)

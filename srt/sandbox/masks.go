@@ -327,16 +327,6 @@ func withoutVar(env []string, name string) []string {
 	return out
 }
 
-// scrubbedVars are the variables of the credentials block: srt's helpers
-// do not inherit them.
-func scrubbedVars(cr *settings.Credentials) []string {
-	var out []string
-	for _, e := range cr.EnvVars {
-		out = append(out, e.Name)
-	}
-	return out
-}
-
 // sendMasks gives the decider a command's masks, and counts the run so
 // that releaseMasks drops them once no run of the key has any.
 func (m *Manager) sendMasks(key string, masks []control.Mask) error {

@@ -3,24 +3,18 @@
 package sandbox
 
 import (
-	"encoding/hex"
 	"fmt"
 	"maps"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 	"unicode/utf16"
 
-	"golang.org/x/sys/unix"
-
-	"github.com/srt-sandbox/decider/control"
 	"github.com/srt-sandbox/decider/sanitize"
 	"github.com/srt-sandbox/decider/srtlink"
 	"github.com/srt-sandbox/srt/internal/egress"
-	"github.com/srt-sandbox/srt/internal/kernrand"
 	"github.com/srt-sandbox/srt/internal/placeholders"
 	"github.com/srt-sandbox/srt/internal/plan"
 	"github.com/srt-sandbox/srt/settings"
@@ -60,14 +54,6 @@ type network struct {
 	// started is the network settings the egress started with (what
 	// srt-proxy reads when it starts, settings.ReadByProxy), once it has.
 	started atomic.Pointer[settings.Network]
-}
-
-// newToken returns 16 random bytes in hex, from the kernel's CSPRNG
-// (kernrand: not crypto/rand, whose FIPS module every start would pay for).
-func newToken() string {
-	b := make([]byte, 16)
-	kernrand.Fill(b)
-	return hex.EncodeToString(b)
 }
 
 func (n *network) remember(label, text string) {
@@ -174,46 +160,20 @@ func (m *Manager) egress() (*egress.Egress, error) {
 // exactly the keys settings.Keys says srt-proxy reads when it starts
 // (settings.ReadByProxy); the decider gets the lists.
 func (m *Manager) egressConfig(cfg *settings.Config) egress.Config {
-	parent := parentProxy(cfg)
-	ec := egress.Config{
-		ParentHTTP: parent.HTTP, ParentHTTPS: parent.HTTPS, NoProxy: parent.NoProxy,
-		Network: networkOf(cfg), Ask: m.opts.Ask != nil, Token: m.net.token,
-		VerdictTimeout: m.verdictTimeout(),
-		Debug:          m.opts.Debug, Stderr: m.opts.Warnings,
-		OnViolation: m.violation, OnAsk: m.ask,
-		Rules: rulesOf(&cfg.Network),
-		// With every port relayed to an external proxy there is nothing
-		// for srt to decide: srt-proxy runs alone.
-		RelayOnly: !m.net.ext.ownProxy(),
-		Scrub:     scrubbedVars(&cfg.Credentials),
-	}
+	ec := egressSettings(cfg)
+	ec.Ask, ec.Token = m.opts.Ask != nil, m.net.token
+	ec.VerdictTimeout = m.verdictTimeout()
+	ec.Debug, ec.Stderr = m.opts.Debug, m.opts.Warnings
+	ec.OnViolation, ec.OnAsk = m.violation, m.ask
+	// With every port relayed to an external proxy there is nothing
+	// for srt to decide: srt-proxy runs alone.
+	ec.RelayOnly = !m.net.ext.ownProxy()
 	// TLS termination is srt's own HTTP proxy's (the settings refuse it
 	// with httpProxyPort; an update cannot bring it back).
 	if t := cfg.Network.TLSTerminate; t != nil && m.net.ext.http == 0 {
 		ec.TLS = tlsFlags(t)
 	}
-	if mp := cfg.Network.MitmProxy; mp != nil && !ec.RelayOnly {
-		ec.MITM = mitmFlags(mp)
-	}
-	ec.PlaintextInject = cfg.Credentials.AllowPlaintextInject
-	if s := cfg.Credentials.SigV4; s != nil {
-		ec.SigV4Streaming, ec.SigV4Presigned, ec.SigV4A = s.Streaming, s.Presigned, s.SigV4A
-	}
 	return ec
-}
-
-// mitmFlags is network.mitmProxy for srt-proxy: the socket's path made
-// absolute (from srt's working directory, as tlsTerminate's paths are)
-// and the domains as written.
-func mitmFlags(mp *settings.MitmProxy) *srtlink.MITM {
-	f := &srtlink.MITM{Socket: mp.SocketPath}
-	if a, err := filepath.Abs(mp.SocketPath); err == nil {
-		f.Socket = a
-	}
-	for _, p := range mp.Domains {
-		f.Domains = append(f.Domains, p.String())
-	}
-	return f
 }
 
 func (m *Manager) verdictTimeout() time.Duration {
@@ -221,32 +181,6 @@ func (m *Manager) verdictTimeout() time.Duration {
 		return 10 * time.Minute // a person may be answering
 	}
 	return 0
-}
-
-// parentProxy is network.parentProxy, or else srt's own HTTP_PROXY,
-// HTTPS_PROXY and NO_PROXY (either case): the proxy srt itself would use.
-func parentProxy(cfg *settings.Config) settings.ParentProxy {
-	if p := cfg.Network.ParentProxy; p != nil {
-		return *p
-	}
-	env := func(names ...string) string {
-		for _, n := range names {
-			if v := os.Getenv(n); v != "" {
-				return v
-			}
-		}
-		return ""
-	}
-	p := settings.ParentProxy{HTTP: env("HTTP_PROXY", "http_proxy"), HTTPS: env("HTTPS_PROXY", "https_proxy"), NoProxy: env("NO_PROXY", "no_proxy")}
-	if p.HTTPS == "" {
-		p.HTTPS = p.HTTP
-	}
-	return p
-}
-
-// networkOf is the part of the settings the decider applies.
-func networkOf(cfg *settings.Config) control.Network {
-	return *cfg.Network.Control()
 }
 
 // SyncViolations returns once every violation of the commands that have
@@ -329,37 +263,4 @@ func (m *Manager) serveListeners(c *Cmd, id string) {
 	}
 	<-c.done
 	eg.RemoveListeners(id)
-}
-
-// waitReadable returns true once one of the listening sockets has a
-// connection waiting, false when done closes first.
-func waitReadable(files []*os.File, done <-chan struct{}) bool {
-	efd, err := unix.Eventfd(0, unix.EFD_CLOEXEC)
-	if err != nil {
-		return true
-	}
-	defer unix.Close(efd)
-	stop := make(chan struct{})
-	defer close(stop)
-	go func() {
-		select {
-		case <-done:
-			unix.Write(efd, []byte{1, 0, 0, 0, 0, 0, 0, 0})
-		case <-stop:
-		}
-	}()
-	fds := []unix.PollFd{{Fd: int32(efd), Events: unix.POLLIN}}
-	for _, f := range files {
-		fds = append(fds, unix.PollFd{Fd: int32(f.Fd()), Events: unix.POLLIN})
-	}
-	for {
-		_, err := unix.Poll(fds, -1)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil || fds[0].Revents != 0 {
-			return false
-		}
-		return true
-	}
 }

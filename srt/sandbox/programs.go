@@ -3,13 +3,9 @@
 package sandbox
 
 import (
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
 
 	"github.com/srt-sandbox/srt/internal/bwrap"
-	"github.com/srt-sandbox/srt/internal/hostexec"
 	"github.com/srt-sandbox/srt/internal/plan"
 	"github.com/srt-sandbox/srt/settings"
 )
@@ -18,9 +14,6 @@ import (
 const (
 	fixBwrapPath   = "set bwrapPath to a copy only root or you can change and no sandbox may write, such as /usr/bin/bwrap"
 	fixBwrapOnPATH = "set bwrapPath to a trusted copy, such as /usr/bin/bwrap, or take that directory off PATH"
-	fixBeside      = "install srt and its programs in a directory only root or you can write, outside filesystem.allowWrite (or add it to filesystem.denyWrite)"
-	fixOnPATH      = "install %[1]s beside srt, or take that directory off PATH"
-	fixConfigured  = "set Options.%[1]s to a program only root or you can change and no sandbox may write"
 )
 
 // bwrapFix is the fix for a refused bubblewrap.
@@ -29,14 +22,6 @@ func bwrapFix(configured string) string {
 		return fixBwrapPath
 	}
 	return fixBwrapOnPATH
-}
-
-// hostProgram is a program srt runs, as found.
-type hostProgram struct{ name, path, fix string }
-
-// resolve resolves and checks a program on the host (hostexec.Resolve).
-func (h hostProgram) resolve() (*hostexec.Program, error) {
-	return hostexec.Resolve(h.name, h.path, h.fix, os.Getuid())
 }
 
 // programs are what a command is checked against: the programs it makes
@@ -112,43 +97,4 @@ func (m *Manager) checkPrograms(p *plan.Plan, everything bool) (checked, error) 
 		m.opts.Logger.Debug("bubblewrap checked", "bwrap", info.Path, "version", info.Version.String())
 	}
 	return run, nil
-}
-
-// companion finds a program srt runs beside itself: configured, beside
-// this program's executable, or on PATH; with the fix a refusal of it
-// suggests. option names its Options field.
-func companion(configured, name, option string) (hostProgram, error) {
-	if configured != "" {
-		return hostProgram{name, configured, fmt.Sprintf(fixConfigured, option)}, nil
-	}
-	if exe, err := os.Executable(); err == nil {
-		if exe, err = filepath.EvalSymlinks(exe); err == nil {
-			p := filepath.Join(filepath.Dir(exe), name)
-			if fi, err := os.Stat(p); err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0 {
-				return hostProgram{name, p, fixBeside}, nil
-			}
-		}
-	}
-	p, err := exec.LookPath(name)
-	if err != nil {
-		return hostProgram{}, hostexec.Missingf("the network proxy needs %s, installed beside srt or on PATH (scripts/install installs it)", name)
-	}
-	if p, err = filepath.Abs(p); err != nil {
-		return hostProgram{}, err
-	}
-	return hostProgram{name, p, fmt.Sprintf(fixOnPATH, name)}, nil
-}
-
-// startProgram is the resolved path of a network program, checked on the
-// host, as egress starts it.
-func startProgram(configured, name, option string) (string, error) {
-	h, err := companion(configured, name, option)
-	if err != nil {
-		return "", err
-	}
-	prog, err := h.resolve()
-	if err != nil {
-		return "", err
-	}
-	return prog.Real, nil
 }

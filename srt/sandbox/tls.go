@@ -3,7 +3,6 @@
 package sandbox
 
 import (
-	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/srt-sandbox/decider/srtlink"
-	"github.com/srt-sandbox/srt/internal/egress"
 	"github.com/srt-sandbox/srt/internal/placeholders"
 	"github.com/srt-sandbox/srt/settings"
 )
@@ -64,26 +62,6 @@ func newTrustFiles(f *srtlink.TLS) (*trustFiles, error) {
 	}
 	f.BundleOut = filepath.Join(dir, bundleName)
 	return &trustFiles{dir: dir, bundle: f.BundleOut, caCert: f.CACert, caKey: f.CAKey}, nil
-}
-
-// rulesOf are the settings' request options as srt-proxy takes them.
-func rulesOf(n *settings.Network) srtlink.Rules {
-	return srtlink.Rules{
-		RefuseOpaqueTunnels: n.RefuseOpaqueTunnels, RequireHostMatch: n.RequireHostMatch,
-		PlaintextHeaderSet: n.AllowPlaintextHeaderSet, AmbiguousTarget: n.AmbiguousRequestTarget,
-		StripResponseHeaders: n.StripResponseHeaders,
-	}
-}
-
-// startError turns srt-proxy's account of a failed start into srt's
-// error: a settings error (ErrInvalidConfig, naming the key) when the
-// settings caused it, as a bad caCertPath/caKeyPath pair does.
-func startError(err error) error {
-	var se *egress.StartError
-	if errors.As(err, &se) && se.Setting != "" {
-		return &settings.InvalidError{Issues: []settings.Issue{{Path: "network." + se.Setting, Message: se.Msg}}}
-	}
-	return err
 }
 
 // readyTrust makes the run directory readable by the sandbox's user once

@@ -1,12 +1,12 @@
-//go:build linux
-
 // Package egress runs the network side of srt's sandboxes: the reference
 // decider and srt-proxy, outside every sandbox, joined by a socket pair.
 // srt talks to the decider over the control channel (decider/control) and
 // hands srt-proxy the listening sockets each sandbox makes over the handoff
 // channel; the handoff's lines, srt-proxy's command line and the
 // attribution user are decider/srtlink's. Both processes end when srt
-// does: each treats the end of its channel from srt as the signal to stop.
+// does: each treats the end of its channel from srt as the signal to stop
+// (on Linux the kernel also kills them when srt dies; macOS has no such
+// signal, and the end of the channel is all there is: TestChildrenEndWithSrt).
 //
 //	srt ──control──▶ decider ◀──decider protocol──▶ srt-proxy ◀──handoff── srt
 //	                                                   ▲
@@ -23,10 +23,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/srt-sandbox/decider/control"
 	"github.com/srt-sandbox/decider/srtlink"
@@ -134,13 +131,6 @@ func Start(cfg Config) (*Egress, error) {
 	if cfg.RelayOnly {
 		return startRelayOnly(cfg)
 	}
-	pair := func() (*os.File, *os.File, error) {
-		fds, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
-		if err != nil {
-			return nil, nil, err
-		}
-		return os.NewFile(uintptr(fds[0]), "a"), os.NewFile(uintptr(fds[1]), "b"), nil
-	}
 	decP, proxyD, err := pair() // decider ↔ proxy
 	if err != nil {
 		return nil, err
@@ -190,7 +180,7 @@ func Start(cfg Config) (*Egress, error) {
 	e.decider.ExtraFiles = []*os.File{decP, ctlDec}
 	e.decider.Env = cfg.childEnv()
 	e.decider.Stderr = cfg.Stderr
-	e.decider.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	e.decider.SysProcAttr = childAttr()
 	if err := e.decider.Start(); err != nil {
 		e.Close()
 		return nil, fmt.Errorf("egress: starting the decider (%s): %w", cfg.DeciderPath, err)
@@ -200,7 +190,7 @@ func Start(cfg Config) (*Egress, error) {
 	e.proxy.ExtraFiles = []*os.File{proxyD, hoProxy}
 	e.proxy.Env = append(cfg.childEnv(), srtlink.TokenEnv+"="+cfg.Token)
 	e.proxy.Stderr = cfg.Stderr
-	e.proxy.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	e.proxy.SysProcAttr = childAttr()
 	if err := e.proxy.Start(); err != nil {
 		e.Close()
 		return nil, fmt.Errorf("egress: starting srt-proxy (%s): %w", cfg.ProxyPath, err)

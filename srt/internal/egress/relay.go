@@ -1,5 +1,3 @@
-//go:build linux
-
 package egress
 
 import (
@@ -7,7 +5,6 @@ import (
 	"net"
 	"os"
 	"os/exec"
-	"syscall"
 
 	"github.com/srt-sandbox/decider/srtlink"
 )
@@ -24,11 +21,10 @@ func (e *Egress) AddRelay(id string, port int, setting string, files []*os.File)
 // startRelayOnly starts srt-proxy alone, without a decider or credentials
 // (Config.RelayOnly), and waits for its "ready".
 func startRelayOnly(cfg Config) (*Egress, error) {
-	fds, err := syscall.Socketpair(syscall.AF_UNIX, syscall.SOCK_STREAM|syscall.SOCK_CLOEXEC, 0)
+	ours, theirs, err := pair()
 	if err != nil {
 		return nil, err
 	}
-	ours, theirs := os.NewFile(uintptr(fds[0]), "handoff"), os.NewFile(uintptr(fds[1]), "handoff")
 	defer theirs.Close()
 	conn, err := net.FileConn(ours)
 	ours.Close()
@@ -41,7 +37,7 @@ func startRelayOnly(cfg Config) (*Egress, error) {
 	e.proxy.ExtraFiles = []*os.File{theirs}
 	e.proxy.Env = cfg.childEnv()
 	e.proxy.Stderr = cfg.Stderr
-	e.proxy.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+	e.proxy.SysProcAttr = childAttr()
 	if err := e.proxy.Start(); err != nil {
 		e.Close()
 		return nil, fmt.Errorf("egress: starting srt-proxy (%s): %w", cfg.ProxyPath, err)
