@@ -264,7 +264,7 @@ func (b *builder) warnSymlinks(links []string) {
 			uniq = append(uniq, l)
 		}
 	}
-	b.warn("these always-protected paths are symlinks in a writable directory: %s; srt protects what they point to, but the links themselves can be removed or replaced from inside, because a mount cannot be placed on a symlink; replace the links by the files, or keep their directories out of allowWrite", strings.Join(uniq, ", "))
+	b.warn("these always-protected paths are symlinks in a writable directory: %s; srt protects what they point to, but under the bubblewrap backend the links themselves can be removed or replaced from inside, because a mount cannot be placed on a symlink (the Landlock backend keeps them); replace the links by the files, or keep their directories out of allowWrite", strings.Join(uniq, ", "))
 }
 
 // warnHardLinks warns that a protected file has other names, through which
