@@ -21,7 +21,11 @@
 // # The handoff channel
 //
 // One JSON object per line on a Unix socket pair, the sockets riding
-// along as SCM_RIGHTS. The end of the stream means srt is gone, and
+// along as SCM_RIGHTS, sent with the line's bytes (one sendmsg). A stream
+// keeps no boundaries, so Receiver reads a byte at a time: the sockets
+// that come with a read are then those of the line that byte is in,
+// whatever lines the kernel would have joined into one larger read. The
+// end of the stream means srt is gone, and
 // srt-proxy stops. A "listen" with a relay hands over sockets whose
 // connections srt-proxy relays byte for byte to an external proxy on this
 // host's localhost (network.httpProxyPort, socksProxyPort) instead of

@@ -1,7 +1,6 @@
 package srtlink
 
 import (
-	"bytes"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -120,25 +119,44 @@ const maxFiles = 64
 // Receiver reads messages and the files that came with them.
 type Receiver struct {
 	c       *net.UnixConn
-	buf     []byte
+	b, oob  []byte
 	pending []*os.File
 }
 
 // NewReceiver reads from c.
-func NewReceiver(c *net.UnixConn) *Receiver { return &Receiver{c: c} }
+func NewReceiver(c *net.UnixConn) *Receiver {
+	return &Receiver{c: c, b: make([]byte, 1), oob: make([]byte, unix.CmsgSpace(maxFiles*4))}
+}
 
-// Receive returns the next message and its files: those that arrived
-// since the previous message's line ended. A line that does not decode,
-// and descriptors the kernel had to drop (more than maxFiles at once),
-// are errors, and the files that came with them are closed: a receiver
-// must not serve fewer sockets than it was handed without knowing it.
+// Receive returns the next message and the files sent with it. A line that
+// does not decode, and descriptors the kernel had to drop (more than
+// maxFiles at once), are errors, and the files that came with them are
+// closed: a receiver must not serve fewer sockets than it was handed
+// without knowing it.
+//
+// It reads one byte at a time. A stream socket keeps no message
+// boundaries, and the kernel delivers a message's descriptors with the
+// read that returns its first byte (BSD) or that ends with its bytes
+// (Linux joins the lines queued before it into that read): a read of
+// many lines cannot tell which line they came with, and giving them to
+// its first line handed one sandbox's listeners to another's close. A read
+// of one byte can: they are its line's. The channel carries a few short
+// lines per sandbox.
 func (r *Receiver) Receive() (Message, []*os.File, error) {
+	var line []byte
+	var ferr error
 	for {
-		if i := bytes.IndexByte(r.buf, '\n'); i >= 0 {
-			line := r.buf[:i]
-			r.buf = r.buf[i+1:]
+		n, oobn, flags, _, err := r.c.ReadMsgUnix(r.b, r.oob)
+		if e := r.takeFiles(r.oob[:oobn], flags); e != nil && ferr == nil {
+			ferr = e
+		}
+		if n > 0 && r.b[0] == '\n' {
 			files := r.pending
 			r.pending = nil
+			if ferr != nil {
+				closeFiles(files)
+				return Message{}, nil, ferr
+			}
 			m, err := Decode(line)
 			if err != nil {
 				closeFiles(files)
@@ -146,25 +164,27 @@ func (r *Receiver) Receive() (Message, []*os.File, error) {
 			}
 			return m, files, nil
 		}
-		b := make([]byte, 4096)
-		oob := make([]byte, unix.CmsgSpace(maxFiles*4))
-		n, oobn, flags, _, err := r.c.ReadMsgUnix(b, oob)
-		r.buf = append(r.buf, b[:n]...)
-		if ferr := r.takeFiles(oob[:oobn], flags); ferr != nil {
-			closeFiles(r.pending)
-			r.pending = nil
-			return Message{}, nil, ferr
-		}
+		line = append(line, r.b[:n]...)
 		if err != nil {
 			if n > 0 {
 				continue
 			}
+			closeFiles(r.pending)
+			r.pending = nil
 			if errors.Is(err, io.EOF) {
 				err = ErrEndOfStream
+			}
+			if ferr != nil {
+				err = ferr
 			}
 			return Message{}, nil, err
 		}
 		if n == 0 && oobn == 0 {
+			closeFiles(r.pending)
+			r.pending = nil
+			if ferr != nil {
+				return Message{}, nil, ferr
+			}
 			return Message{}, nil, ErrEndOfStream
 		}
 	}

@@ -76,23 +76,46 @@ func parse(t *testing.T, s string) *settings.Config {
 	return cfg
 }
 
-// run runs a command to the end and returns its output and status.
+// run runs a command to the end and returns its output and status. A
+// command that has not ended after runLimit fails the test, saying what it
+// printed, and is ended (its status is then -1): a hang is reported in
+// minutes, not by the test binary's timeout.
 func run(t *testing.T, m *sandbox.Manager, command string, opts ...sandbox.CommandOption) (string, int) {
 	t.Helper()
 	cmd, err := m.Command(context.Background(), command, opts...)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Release()
-	var out strings.Builder
+	var out lockedBuffer
 	cmd.Stdout, cmd.Stderr, cmd.Stdin = &out, &out, nil
-	cmd.Run()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		cmd.Run()
+	}()
+	select {
+	case <-done:
+	case <-time.After(runLimit):
+		t.Errorf("%q has not ended after %v; it printed %q", command, runLimit, out.String())
+		go cmd.Release() // ends the sandbox
+		select {
+		case <-done:
+		case <-time.After(10 * time.Second):
+			t.Errorf("%q did not end once released", command)
+		}
+		return out.String(), -1
+	}
+	defer cmd.Release()
 	code, ok := cmd.Status()
 	if !ok {
 		t.Fatalf("%q: no status\n%s", command, out.String())
 	}
 	return out.String(), code
 }
+
+// runLimit bounds a command of run: those of these tests end in seconds,
+// even on a loaded machine.
+const runLimit = 2 * time.Minute
 
 const curlCode = `curl -s -o /dev/null -w "%{http_code}\n" --noproxy "" `
 

@@ -205,6 +205,7 @@ func serveHandoff(c *net.UnixConn, srv *proxy.Server, l *link.Link, relays *rela
 				go serve(ln)
 			}
 		case srtlink.TClose:
+			closeAll(files) // a close carries none
 			mu.Lock()
 			for _, c := range bySandbox[m.ID] {
 				c.Close()
@@ -213,12 +214,21 @@ func serveHandoff(c *net.UnixConn, srv *proxy.Server, l *link.Link, relays *rela
 			mu.Unlock()
 			roles.forget(m.ID)
 		case srtlink.TSync:
+			closeAll(files) // a sync carries none
 			if l != nil {
 				l.Sync(m.Q)
 			}
 		default:
+			closeAll(files)
 			return fmt.Errorf("control: unknown message %q", m.T)
 		}
+	}
+}
+
+// closeAll closes the files that came with a message that takes none.
+func closeAll(files []*os.File) {
+	for _, f := range files {
+		f.Close()
 	}
 }
 
