@@ -100,6 +100,36 @@ func TestLandlockRootRefused(t *testing.T) {
 	})
 }
 
+// TestLandlockAutoWithoutBubblewrap: under "auto", where bubblewrap is not
+// installed (bwrapPath naming nothing), srt runs the command under the
+// Landlock backend, says so in one line, and enforces the rules;
+// --backend bubblewrap refuses.
+func TestLandlockAutoWithoutBubblewrap(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		if testBackend != "" {
+			t.Skip("the backend is forced (SRT_TEST_BACKEND): this test is of \"auto\"")
+		}
+		nowhere := w.path("no-bwrap")
+		w.mkdir("home/proj/out")
+		s := w.settings(`{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"allowWrite":["out"],"denyWrite":[],"denyRead":[]},"bwrapPath":"` + nowhere + `"}`)
+		var weaker []string
+		if w.r.uid == 0 {
+			weaker = []string{"--allow-weaker=root"}
+		}
+		r := w.srt(append(weaker, "-s", s, "-c", `echo in > out/in.txt && echo IN-ok; echo out > `+w.path("out")+` 2>&1`)...)
+		expect(t, r, 1, "IN-ok", w.path("out")+": Permission denied")
+		lines := strings.Count(r.stderr, "so srt runs the command under its Landlock backend")
+		if lines != 1 || !strings.Contains(r.stderr, "srt: warning: bubblewrap cannot be used (bubblewrap (bwrapPath "+nowhere+") cannot be used") {
+			t.Errorf("want one announcement naming the missing bubblewrap, got:\n%s", r.stderr)
+		}
+		if exists(w.path("out")) {
+			t.Error("ESCAPE: a write outside allowWrite went through")
+		}
+		r = w.srt("--backend", "bubblewrap", "-s", s, "-c", "echo RAN")
+		expect(t, r, 1, "srt: bubblewrap (bwrapPath "+nowhere+") cannot be used", "!RAN")
+	})
+}
+
 // TestLandlockNested: srt inside an srt sandbox (bubblewrap's, as the
 // unprivileged user) cannot make user namespaces, picks the Landlock
 // backend by itself, and enforces its own, narrower rules.
