@@ -88,8 +88,12 @@ func landlockChoice(cfg *settings.Config, k kernelLayers, why, lead string) (bac
 	weak, err := checkLandlockKernel(cfg, k)
 	if err != nil {
 		if why != "" {
+			other := "or do what the Landlock backend's refusal says"
+			if k.landlockABI == 0 {
+				other = "or run on a kernel with Landlock enabled (Linux 5.13 or later, landlock in the lsm= kernel parameter)"
+			}
 			return backendChoice{}, fmt.Errorf("srt has no backend that can run here: bubblewrap cannot (%s), and its Landlock backend cannot either (%w); "+
-				"install bubblewrap where user namespaces are allowed (scripts/install, or the distribution's package bubblewrap), or run on a kernel with Landlock enabled (Linux 5.13 or later, landlock in the lsm= kernel parameter)", why, err)
+				"install bubblewrap where user namespaces are allowed (scripts/install, or the distribution's package bubblewrap), %s", why, err, other)
 		}
 		return backendChoice{}, err
 	}
