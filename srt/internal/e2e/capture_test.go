@@ -45,6 +45,7 @@ except OSError as e:
 // port no entry names stays the sandbox's own; a listed port the lists
 // deny is reset, and the refusal is a violation.
 func TestCaptureLoopbackEntry(t *testing.T) {
+	skipOnLandlock(t)
 	up, other, denied := startUpstream(t), startUpstream(t), startUpstream(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		s := netSettings([]string{up.addr(), "localhost:" + itoa(denied.port)}, []string{denied.addr()}, "")
@@ -66,6 +67,7 @@ func TestCaptureLoopbackEntry(t *testing.T) {
 
 // TestCaptureIPv6Loopback: the same for "[::1]:port".
 func TestCaptureIPv6Loopback(t *testing.T) {
+	skipOnLandlock(t)
 	ln, err := net.Listen("tcp", "[::1]:0")
 	if err != nil {
 		t.Skipf("NOT TESTED: this host has no IPv6 loopback: %v", err)
@@ -133,6 +135,7 @@ func TestCaptureNames(t *testing.T) {
 // address is refused at the send (EPERM), and the host's server gets
 // nothing.
 func TestCaptureUDP(t *testing.T) {
+	skipOnLandlock(t)
 	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -223,6 +226,7 @@ func TestCaptureControlFD(t *testing.T) {
 // TestCaptureCannotBeChanged: nothing inside can change the namespace's
 // rules or routes, or take the ports of srt's sockets.
 func TestCaptureCannotBeChanged(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		r := w.sh(netSettings(nil, nil, ""),
 			`printf '*nat\nCOMMIT\n' | /usr/sbin/iptables-restore 2>&1 | tail -1; echo "restore=${PIPESTATUS[1]}"; `+

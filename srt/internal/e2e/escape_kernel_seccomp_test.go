@@ -56,6 +56,7 @@ func (w *workspace) userKey(secret string) (serial, desc string) {
 // add_key and request_key now fail with EPERM inside, for the probe's raw
 // calls and for the real keyctl program, and /proc/keys is masked.
 func TestEscapeUserKeyring(t *testing.T) {
+	skipOnLandlock(t)
 	if _, err := exec.LookPath("keyctl"); err != nil {
 		t.Skip("keyctl (keyutils) is not installed")
 	}
@@ -187,6 +188,7 @@ except PermissionError:
 // user; modes without those bits still work. A file capability needs
 // CAP_SETFCAP, which the sandbox does not have.
 func TestEscapeSetID(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		s := fsSettings(writeCwd)
 		p := w.probe(s, "setid", w.dir)

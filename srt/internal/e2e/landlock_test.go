@@ -91,6 +91,7 @@ func TestLandlockBackendRules(t *testing.T) {
 // TestLandlockRootRefused: as uid 0 the backend refuses to run unless
 // allowWeaker names root (Landlock does not cover chmod).
 func TestLandlockRootRefused(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		if w.r.uid != 0 {
 			return
