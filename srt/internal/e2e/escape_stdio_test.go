@@ -261,7 +261,7 @@ func TestStdioFilesReopen(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		r := run(s, "cat /proc/self/fd/1 >&2", nil, out)
+		r := run(s, "cat </proc/self/fd/1 >&2", nil, out)
 		out.Close()
 		if testBackend == "landlock" {
 			// No mount to lead past: Landlock refuses the reopen.
