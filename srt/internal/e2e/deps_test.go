@@ -79,7 +79,6 @@ func TestUserNamespacesDisabled(t *testing.T) {
 // TestMissingNetworkProgram: a missing decider or srt-proxy is named as
 // such, not taken for bubblewrap.
 func TestMissingNetworkProgram(t *testing.T) {
-	skipOnLandlock(t)
 	for _, missing := range []string{"decider", "srt-proxy"} {
 		t.Run(missing, func(t *testing.T) {
 			dir, err := os.MkdirTemp("", "srt-e2e-missing-")

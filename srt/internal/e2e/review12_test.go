@@ -104,6 +104,7 @@ func otherRunner(t *testing.T, w *workspace) runner {
 // (capabilities dropped); srt can. Must hold: the file's content never
 // reaches the upstream nor the command.
 func TestReview12MaskedFileSymlinkReadsAnotherUsersFile(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		other := otherRunner(t, w)
 		secret := fmt.Sprintf("OTHER-USERS-SECRET-%d", os.Getpid())
@@ -330,6 +331,7 @@ func attackBin(t *testing.T) string {
 // (ptrace, process_vm_readv/writev, pidfd_getfd of PID 1), and a
 // non-dumpable command. The forbidden sockets must never be reached.
 func TestReview12UnixSocketsSyscalls(t *testing.T) {
+	skipOnLandlock(t)
 	attack := attackBin(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		socks := w.mkdir("socks")
@@ -370,6 +372,7 @@ func TestReview12UnixSocketsSyscalls(t *testing.T) {
 // renames another host socket of a writable directory over the listed
 // name. docs/security.md names this for a listed directory only.
 func TestReview12UnixSocketsProcFdAndRename(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		w.mkdir("home/proj/agent")
 		w.mkdir("home/proj/priv")
@@ -557,6 +560,7 @@ func TestReview12EnvAllowList(t *testing.T) {
 // host's loopback) rather than take 127.0.0.1:P beside it, and the
 // host's service stays.
 func TestReview12ExposeHostV6Taken(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		ln, err := net.Listen("tcp6", "[::1]:0")
 		if err != nil {

@@ -26,6 +26,7 @@ const waitScript = `i=0; while [ ! -e "$1" ] && [ $i -lt 200 ]; do sleep 0.1; i=
 // write is refused at start, naming the entry and what to do; made
 // read-only, it works, and nothing can be moved into it.
 func TestUnixSocketsPinned(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		agentDir := w.mkdir("home/proj/agent")
 		w.mkdir("home/proj/priv")
@@ -126,6 +127,7 @@ sh wait.sh restarted; python3 client.py c=agent/agent.sock c=`+late)
 // resolves them for it, so a listed socket is reached and an unlisted one
 // refused, whichever name.
 func TestUnixSocketsProcFd(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		socks := w.mkdir("socks")
 		a, b := filepath.Join(socks, "a.sock"), filepath.Join(socks, "b.sock")

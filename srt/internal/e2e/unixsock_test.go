@@ -132,6 +132,7 @@ for a in sys.argv[1:]:
 // TestUnixSocketsPinned); sockets the command binds itself work; a host
 // abstract socket is out of reach.
 func TestUnixSocketsAllowList(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		socks := w.mkdir("socks")
 		w.mkdir("socks/dir")
@@ -195,6 +196,7 @@ socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"y", "own-d.sock"); pri
 // the decision is taken on the inode that is connected, so the denied
 // socket is never reached, whichever way each race goes.
 func TestUnixSocketsSymlinkRace(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		socks := w.mkdir("socks")
 		a, b := filepath.Join(socks, "a.sock"), filepath.Join(socks, "b.sock")
@@ -231,6 +233,7 @@ print("allowed", ok > 0, "refused", refused > 0)
 // TestUnixSocketsSSHAgent: a host ssh-agent whose socket is listed
 // answers ssh-add inside; unlisted, ssh-add cannot reach it.
 func TestUnixSocketsSSHAgent(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		sock := filepath.Join(w.mkdir("agent"), "agent.sock")
 		agent := w.hostCmd(nil, "ssh-agent", "-D", "-a", sock)
@@ -252,6 +255,7 @@ func TestUnixSocketsSSHAgent(t *testing.T) {
 // TestUnixSocketsGPGSigning: git signs a commit inside through the host's
 // gpg-agent, its socket listed; unlisted, signing fails.
 func TestUnixSocketsGPGSigning(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		gnupg := w.mkdir("gnupg")
 		os.Chmod(gnupg, 0o700)
