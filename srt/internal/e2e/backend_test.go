@@ -84,7 +84,7 @@ var errnoText = map[string]string{
 // suite runs there as under bubblewrap, with refused's errnos.
 type backendProbe struct {
 	Probe      string   // what the probes try
-	Tests      []string // the tests (or "Test/runner" subtests) that run them
+	Tests      []string // the tests that run them: "Test", "Test/runner" (a subtest), or "Test/part" (skipPart)
 	Bubblewrap string   // the outcome under bubblewrap
 	Landlock   string   // the outcome under the Landlock backend
 	Skip       string   // why the Landlock run skips the tests; "" runs them
@@ -131,8 +131,8 @@ var backendProbes = []backendProbe{
 
 	{"an srt inside an srt sandbox, with its own narrower rules", []string{"TestLandlockNested"}, "the inner srt runs the Landlock backend and enforces its rules beside the outer ones", "**the inner srt cannot run**: it cannot listen for its proxies (the outer Landlock domain lets a command bind only `exposeLoopbackPorts`)", "an srt inside the Landlock backend cannot listen for its proxies (the outer's Landlock TCP rules allow binding only exposeLoopbackPorts)"},
 
-	// A bug: the Landlock backend should stop these and does not.
-	{"host Unix sockets not in `allowUnixSockets` (pathname and abstract), once the list names any", []string{"TestUnixSocketsAllowList", "TestUnixSocketsAddressRace", "TestUnixSocketsSSHAgent", "TestReview12UnixSocketsSyscalls", "TestReview12UnixSocketsProcFdAndRename"}, "stopped (`EACCES`, a violation)", "**not stopped: a bug** (issue 16): with `allowUnixSockets` set, the command connects to every host Unix socket, abstract ones included", "BUG (issue 16): with allowUnixSockets set the Landlock backend lets the command connect to every host Unix socket; the gate of the init stage's supervisor does not hold there"},
+	{"host Unix sockets not in `allowUnixSockets` (pathname and abstract), once the list names any", []string{"TestUnixSocketsAllowList", "TestUnixSocketsAddressRace", "TestUnixSocketsSSHAgent", "TestReview12UnixSocketsSyscalls", "TestReview12UnixSocketsProcFdAndRename"}, "stopped (`EACCES`; an abstract name is not there, `ECONNREFUSED`)", "stopped (`EACCES`; an abstract name `EPERM`, as Landlock's scope)", ""},
+	{"a Unix socket the command binds itself, with `allowUnixSockets` set", []string{"TestUnixSocketsAllowList/own sockets"}, "reachable", "refused (`EACCES`): without a network namespace of its own srt cannot tell it from a host daemon's", "without a network namespace srt cannot tell a socket the command bound from a host daemon's, and refuses both"},
 
 	// New entries at the top of a writable directory with a protected
 	// path beneath.
@@ -212,8 +212,13 @@ func TestBackendTableInDocs(t *testing.T) {
 		t.Errorf("docs/security.md, \"Which probes each backend stops\", must hold the table of backendProbes (srt/internal/e2e/backend_test.go) as it is:\n%s", want)
 	}
 	src := testSources(t)
+	seen := map[string]bool{}
 	for _, p := range backendProbes {
 		for _, n := range p.Tests {
+			if seen[n] {
+				t.Errorf("the table names %s twice", n)
+			}
+			seen[n] = true
 			top, _, _ := strings.Cut(n, "/")
 			body, ok := funcBody(src, top)
 			switch {

@@ -331,7 +331,6 @@ func attackBin(t *testing.T) string {
 // (ptrace, process_vm_readv/writev, pidfd_getfd of PID 1), and a
 // non-dumpable command. The forbidden sockets must never be reached.
 func TestReview12UnixSocketsSyscalls(t *testing.T) {
-	skipOnLandlock(t)
 	attack := attackBin(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		socks := w.mkdir("socks")
@@ -372,7 +371,6 @@ func TestReview12UnixSocketsSyscalls(t *testing.T) {
 // renames another host socket of a writable directory over the listed
 // name. docs/security.md names this for a listed directory only.
 func TestReview12UnixSocketsProcFdAndRename(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		w.mkdir("home/proj/agent")
 		w.mkdir("home/proj/priv")

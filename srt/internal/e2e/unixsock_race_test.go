@@ -116,7 +116,6 @@ run("sendto", ad, bd, sendto)
 // socket): the denied servers never see a connection or a datagram,
 // whichever way each of 300 races goes.
 func TestUnixSocketsAddressRace(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		socks := w.mkdir("socks")
 		a, b := filepath.Join(socks, "a.sock"), filepath.Join(socks, "b.sock")

@@ -132,7 +132,6 @@ for a in sys.argv[1:]:
 // TestUnixSocketsPinned); sockets the command binds itself work; a host
 // abstract socket is out of reach.
 func TestUnixSocketsAllowList(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		socks := w.mkdir("socks")
 		w.mkdir("socks/dir")
@@ -149,23 +148,30 @@ func TestUnixSocketsAllowList(t *testing.T) {
 			t.Fatal(err)
 		}
 		w.write("home/proj/client.py", unixClient)
+		w.mkdir("home/proj/own") // (a subdirectory: new entries at the top need fix/llchain under the Landlock backend)
 		s := unixSettings(writeCwd, a, ad, filepath.Join(socks, "dir"))
 		r := w.srt("-s", w.settings(s), "--show-violations", "-c",
-			"ln -s "+b+" link.sock; python3 client.py c="+a+" c="+b+" d="+ad+" d="+bd+" c="+inDir+
-				" c=link.sock c="+hard+" c="+abstract)
+			"ln -s "+b+" own/link.sock; python3 client.py c="+a+" c="+b+" d="+ad+" d="+bd+" c="+inDir+
+				" c=own/link.sock c="+hard+" c="+abstract)
+		// The host's abstract name: not there in the sandbox's own network
+		// namespace; without one (the Landlock backend), refused as
+		// Landlock's scope refuses it.
+		abstractRefused := "REFUSED " + abstract[1:] + " ConnectionRefusedError 111"
+		if testBackend == "landlock" {
+			abstractRefused = "REFUSED " + abstract[1:] + " PermissionError 1"
+		}
 		expect(t, r, 0,
 			"CONNECTED hello from "+a,
 			"REFUSED "+b+" PermissionError 13",
 			"SENT "+ad,
 			"REFUSED "+bd+" PermissionError 13",
 			"CONNECTED hello from "+inDir,
-			"REFUSED link.sock PermissionError 13",
+			"REFUSED own/link.sock PermissionError 13",
 			"REFUSED "+hard+" PermissionError 13",
-			// own network namespace: the host's abstract name is not there
-			"REFUSED "+abstract[1:]+" ConnectionRefusedError 111",
+			abstractRefused,
 			"deny unix-connect "+b+"\n",
 			"deny unix-send "+bd+"\n",
-			"deny unix-connect "+filepath.Join(w.dir, "link.sock")+" (resolves to "+b+")",
+			"deny unix-connect "+filepath.Join(w.dir, "own/link.sock")+" (resolves to "+b+")",
 			"deny unix-connect "+hard+" (a hard link",
 			"!hello from "+b, "!hello from "+hostInCwd)
 		if out := got(); !strings.Contains(out, "dgram "+ad+" payload") || strings.Contains(out, bd) {
@@ -176,13 +182,19 @@ func TestUnixSocketsAllowList(t *testing.T) {
 		// datagram, and through a relative path.
 		r = w.srt("-s", w.settings(s), "-c", `python3 -c '
 import socket, os
-l = socket.socket(socket.AF_UNIX); l.bind("own.sock"); l.listen(1)
-c = socket.socket(socket.AF_UNIX); c.connect(os.getcwd() + "/own.sock"); c.sendall(b"x")
+l = socket.socket(socket.AF_UNIX); l.bind("own/own.sock"); l.listen(1)
+c = socket.socket(socket.AF_UNIX); c.connect(os.getcwd() + "/own/own.sock"); c.sendall(b"x")
 n, _ = l.accept(); print("OWN STREAM", n.recv(1))
-d = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); d.bind("own-d.sock")
-socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"y", "own-d.sock"); print("OWN DGRAM", d.recv(1))
+d = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM); d.bind("own/own-d.sock")
+socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"y", "own/own-d.sock"); print("OWN DGRAM", d.recv(1))
 '`)
-		expect(t, r, 0, "OWN STREAM b'x'", "OWN DGRAM b'y'")
+		if skipPart(t, "own sockets") {
+			// Without a network namespace srt cannot tell a socket the
+			// command bound from a host daemon's: it refuses both.
+			expect(t, r, 1, "PermissionError: [Errno 13] Permission denied", "!OWN STREAM")
+		} else {
+			expect(t, r, 0, "OWN STREAM b'x'", "OWN DGRAM b'y'")
+		}
 
 		// Without the list nothing of the host is reachable, and no
 		// socket can even be made (the reference's behaviour).
@@ -233,7 +245,6 @@ print("allowed", ok > 0, "refused", refused > 0)
 // TestUnixSocketsSSHAgent: a host ssh-agent whose socket is listed
 // answers ssh-add inside; unlisted, ssh-add cannot reach it.
 func TestUnixSocketsSSHAgent(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		sock := filepath.Join(w.mkdir("agent"), "agent.sock")
 		agent := w.hostCmd(nil, "ssh-agent", "-D", "-a", sock)
