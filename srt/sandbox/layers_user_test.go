@@ -52,7 +52,7 @@ func rerunAsTestUser(t *testing.T, test, name string) {
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "setpriv", "--reuid", u.Uid, "--regid", u.Gid, "--clear-groups", "--", bin, "-test.run", "^"+test+"$", "-test.count=1", "-test.v")
 	cmd.Dir = home
-	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "TMPDIR=" + home, "LC_ALL=C", "SRT_TEST_COMPANIONS=" + companions}
+	cmd.Env = []string{"PATH=/usr/local/bin:/usr/bin:/bin", "HOME=" + home, "TMPDIR=" + home, "LC_ALL=C", "SRT_TEST_COMPANIONS=" + companions, "SRT_TEST_BACKEND=" + os.Getenv("SRT_TEST_BACKEND")}
 	out, err := cmd.CombinedOutput()
 	if err != nil || !strings.Contains(string(out), "--- PASS: "+test) {
 		t.Fatalf("as %s: %v\n%s", who, err, out)
