@@ -18,7 +18,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/srt-sandbox/srt/internal/backendtest"
 	"github.com/srt-sandbox/srt/internal/proctab"
 	"github.com/srt-sandbox/srt/sandbox"
 	"github.com/srt-sandbox/srt/settings"
@@ -133,7 +132,6 @@ const curlCode = `curl -s -o /dev/null -w "%{http_code}\n" --noproxy "" `
 // allows one host and refuses another with a reason, a config update
 // mid-run, and a shutdown that leaves nothing behind.
 func TestAgentHost(t *testing.T) {
-	backendtest.Skip(t)
 	work := t.TempDir()
 	os.Chmod(work, 0o755)
 	mountsBefore := mounts(t)

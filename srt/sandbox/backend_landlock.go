@@ -253,7 +253,7 @@ func (m *Manager) landlockCommand(ctx context.Context, command string, o *comman
 		Config: cfg, FS: fsview.OS{}, Cwd: filepath.Clean(o.dir), Home: home, UID: os.Getuid(), TmpDir: c.ll.tmpDir,
 		Env: o.env, Command: []string{m.shell, "-c", command},
 		Proxy: proxy, Helpers: []string{m.net.helper}, StateDir: stateDir,
-		SettingsFiles: m.settingsFiles(home), MaskedFiles: masks.order,
+		SettingsFiles: m.settingsFiles(home), MaskedFiles: masks.order, BoundAs: boundAs,
 	}
 	p, run, err := m.planStarting(&in)
 	if err != nil {

@@ -92,7 +92,6 @@ func gitFixture(t *testing.T, w *workspace) (filterMark string) {
 // legacy remote whose repository has a pre-receive hook; an alternates
 // file; a new submodule git directory; a linked worktree's commondir.
 func TestEscapeGitRedirections(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		filterMark := gitFixture(t, w)
 		s := fsSettings(writeCwd)
@@ -214,7 +213,6 @@ chmod +x ` + evil + `/push.git/hooks/pre-receive; echo PREPARED`
 // repository, a commit in the submodule, a new linked worktree; a
 // submodule update with allowGitConfig.
 func TestGitWorksInside(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		gitFixture(t, w)
 		r := w.shGit(fsSettings(writeCwd), `set -e
@@ -251,7 +249,6 @@ git status --short; echo GIT-WORKS`)
 // repository now, a .git file (a submodule's or worktree's pointer)
 // included.
 func TestEscapeNestedRepoHeadMovedAside(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		nested := w.mkdir("home/proj/nested")
 		w.gitOnHostOK(nested, "init", "-q")
@@ -292,7 +289,6 @@ func TestEscapeNestedRepoHeadMovedAside(t *testing.T) {
 // the command write the repository it belongs to. The hooks and config git
 // uses in the worktree are that repository's: srt follows the .git file.
 func TestEscapeLinkedWorktreeRepo(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		w.gitOnHostOK(w.dir, "init", "-q")
 		w.gitOnHostOK(w.dir, "commit", "--allow-empty", "-qm", "main")

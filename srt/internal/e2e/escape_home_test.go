@@ -49,7 +49,6 @@ var homeWritable = fsSettings(`{"denyRead":[],"allowWrite":["~"],"denyWrite":[]}
 // protected, existing or not; the directories tools keep their files in
 // (~/.ssh, ~/.config) stay writable.
 func TestEscapeHomeStartup(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		w.write("home/.bashrc", "# user\n")
 		w.write("home/.profile", "export FROM_PROFILE=yes\n")

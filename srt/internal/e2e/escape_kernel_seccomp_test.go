@@ -188,7 +188,6 @@ except PermissionError:
 // user; modes without those bits still work. A file capability needs
 // CAP_SETFCAP, which the sandbox does not have.
 func TestEscapeSetID(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		s := fsSettings(writeCwd)
 		p := w.probe(s, "setid", w.dir)

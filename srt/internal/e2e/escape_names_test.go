@@ -15,7 +15,6 @@ import (
 // unremovable. srt protects the target, and warns on every run, naming the
 // link, when the link's directory is writable.
 func TestLimitSymlinkedProtectedName(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		target := w.write("home/proj/scripts/deploy.sh", "#!/bin/sh\necho deploy\n")
 		w.symlink("scripts/deploy.sh", "home/proj/deploy.sh")

@@ -35,7 +35,6 @@ func pathSettings(denyRead, allowRead, allowWrite, denyWrite []string) string {
 // path's are: the rename fails with EBUSY, for a file, a pattern's match and
 // a directory alike.
 func TestEscapeDenyReadRenameParent(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		const secret = "SECRET-ENV-5e1f"
 		w.write("home/proj/config/secrets.env", secret)
@@ -134,7 +133,6 @@ func TestTrustedSymlinkCarriesAGrant(t *testing.T) {
 // an allowRead pattern matching a planted link, a link made before any run
 // (docs -> ~/.ssh), a single file (cfg.json -> aws/credentials).
 func TestEscapeSymlinkedAllowAcrossRuns(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		const key, sshKey, awsKey = "SECRET-RSA-91aa", "SECRET-SSH-0b7d", "SECRET-AWS-3c2e"
 		secret := filepath.Dir(w.write("home/secret/id_rsa", key))
@@ -254,7 +252,6 @@ func TestEscapeDotDotAfterWildcard(t *testing.T) {
 // (`cannot run /usr/bin/bash`). A deny that leads through a symlink to "/"
 // or above itself is ignored, with a warning naming the entry and the link.
 func TestEscapeDenyThroughRootSymlink(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		w.write("home/proj/build/f", "BUILD")
 		w.write("home/proj/out/x/f", "OUT")

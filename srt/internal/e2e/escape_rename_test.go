@@ -13,7 +13,6 @@ import (
 // can be neither renamed nor removed (EBUSY, which the kernel checks before
 // it looks at whether the directory is empty).
 func TestEscapeRenamePinned(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		git := exec.Command("git", "init", "-q", w.dir)
 		git.Env = w.env()

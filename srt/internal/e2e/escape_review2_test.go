@@ -187,7 +187,6 @@ func (w *workspace) stateDir(rel string) string {
 // docs/security.md says. Control: the swap itself works, so the warning
 // is what stands between the user and the next run's other rules.
 func TestReview2HoldsSettingsThroughLinkedDir(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		w.write("home/proj/conf/s.json", fsSettings(writeCwd))
 		w.symlink("conf", "home/proj/link")

@@ -59,7 +59,6 @@ func TestReviewEscapeNpmLogsSymlink(t *testing.T) {
 // user (as root under a root srt). Item 4 covers redirections under .git;
 // this one is in the working tree.
 func TestReviewEscapeSubmoduleGitFile(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		lib := w.mkdir("home/lib")
 		w.gitOnHostOK(lib, "init", "-q")
@@ -263,7 +262,6 @@ func TestReviewEscapeClaudeSettingsLocal(t *testing.T) {
 // user who can reach the writable directory runs it as root. A user-run
 // sandbox can only make setuid-<user> files, which give nothing.
 func TestReviewEscapeRootSetuid(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		os.Chmod(w.path("home"), 0o755)
 		planted := w.dir + "/tool"

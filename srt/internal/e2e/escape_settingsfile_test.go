@@ -15,7 +15,6 @@ import (
 // placeholder as "no file". The existing-file cases are in
 // TestReviewEscapeSettingsFile.
 func TestEscapeCreateDefaultSettings(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		def := w.home + "/.srt-settings.json"
 		s := fsSettings(`{"denyRead":[],"allowWrite":["~"],"denyWrite":[]}`)

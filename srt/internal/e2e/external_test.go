@@ -175,7 +175,6 @@ func TestExternalProxyDown(t *testing.T) {
 // git over ssh through the external proxy: srt's ProxyCommand opens a
 // CONNECT there, without credentials; srt's lists do not apply.
 func TestGitOverSSHThroughExternalProxy(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		srv := startSSHD(t, w)
 		ext := startExtHTTPProxy(t)

@@ -49,7 +49,6 @@ func block(r result) string {
 // rules allow are not. Without the flag nothing is reported. The command's
 // own errors are what they were.
 func TestFSViolations(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		w.write("home/proj/locked.txt", "locked\n")
 		w.write("home/proj/secret.txt", "s3cret\n")
@@ -208,7 +207,6 @@ print("survived")
 // with both, a listed socket connects, an unlisted one is refused, and
 // both kinds of violation are reported, each once.
 func TestFSViolationsWithUnixSockets(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		socks := w.mkdir("socks")
 		a, b := socks+"/a.sock", socks+"/b.sock"

@@ -25,7 +25,6 @@ func TestDefaultsAllowNoWrites(t *testing.T) {
 }
 
 func TestAllowWriteAndReadOnlyElsewhere(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		s := fsSettings(writeCwd)
 		r := w.sh(s, "echo x > ok.txt; echo y > /etc/nope")
@@ -37,7 +36,6 @@ func TestAllowWriteAndReadOnlyElsewhere(t *testing.T) {
 }
 
 func TestDenyWriteInsideAllowWrite(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		w.mkdir("home/proj/sub")
 		s := fsSettings(`{"denyRead":[],"allowWrite":["."],"denyWrite":["sub"]}`)
@@ -89,7 +87,6 @@ func TestMissingDenyWritePathCannotBeCreated(t *testing.T) {
 }
 
 func TestMandatoryDenies(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		w.write("home/proj/.git/HEAD", "ref: refs/heads/main\n")
 		w.write("home/proj/.git/config", "[core]\n")

@@ -105,7 +105,6 @@ func bareRepo(t *testing.T, w *workspace, readme string) string {
 }
 
 func TestGitOverSSH(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		srv := startSSHD(t, w)
 		repo := bareRepo(t, w, "over ssh through the proxy\n")
