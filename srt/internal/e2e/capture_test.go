@@ -95,8 +95,9 @@ func TestCaptureIPv6Loopback(t *testing.T) {
 // programs ask the sandbox's resolver, srt-proxy's fake addresses.
 // resetFn is a shell function for scripts: "reset" for curl's exit
 // statuses of a connection the proxy reset (7 when the reset comes before
-// curl sees the connection complete, 56 after), else the status.
-const resetFn = `reset() { case $1 in 7|56) echo reset;; *) echo "$1";; esac; }; `
+// curl sees the connection complete, 55 while it sends the request, 56
+// after), else the status.
+const resetFn = `reset() { case $1 in 7|55|56) echo reset;; *) echo "$1";; esac; }; `
 
 const captureHosts = "127.0.0.1 localhost\n127.0.0.1 app.test\n127.0.0.1 evil.test\n127.0.0.1 git.test\n"
 
