@@ -44,19 +44,23 @@ type backendChoice struct {
 }
 
 // chooseBackend picks the backend cfg asks for on this machine: Landlock
-// when asked by name, or under "auto" when user namespaces cannot be made
-// here; bubblewrap otherwise. The Landlock backend is checked against the
+// when asked by name, or under "auto" when bubblewrap is not installed or
+// user namespaces cannot be made here; bubblewrap otherwise. The Landlock backend is checked against the
 // kernel (checkLandlockKernel): it refuses what it cannot enforce.
 func chooseBackend(cfg *settings.Config, k kernelLayers) (backendChoice, error) {
 	name := cfg.Backend
 	if name == "" {
 		name = settings.BackendAuto
 	}
-	var why string
 	if name != settings.BackendLandlock {
 		info, err := bwrap.Find(cfg.BwrapPath)
 		if err != nil {
-			return backendChoice{}, err
+			if name == settings.BackendBubblewrap {
+				return backendChoice{}, err
+			}
+			// Not installed (or bwrapPath names nothing runnable): under
+			// "auto" the Landlock backend runs instead.
+			return landlockChoice(cfg, k, err.Error(), "bubblewrap cannot be used")
 		}
 		if _, err := (hostProgram{"bwrap", info.Path, bwrapFix(cfg.BwrapPath)}).resolve(); err != nil {
 			return backendChoice{}, err
@@ -71,18 +75,31 @@ func chooseBackend(cfg *settings.Config, k kernelLayers) (backendChoice, error) 
 		case name == settings.BackendBubblewrap:
 			return backendChoice{}, err
 		}
-		why = strings.TrimSuffix(err.Error(), ": "+bwrap.ErrCannotSandbox.Error())
+		why := strings.TrimSuffix(err.Error(), ": "+bwrap.ErrCannotSandbox.Error())
+		return landlockChoice(cfg, k, why, "bubblewrap cannot make a sandbox here")
 	}
+	return landlockChoice(cfg, k, "", "")
+}
+
+// landlockChoice is the Landlock backend, checked against the kernel;
+// why (under "auto") is the reason bubblewrap cannot run, and lead how
+// the announcement says it.
+func landlockChoice(cfg *settings.Config, k kernelLayers, why, lead string) (backendChoice, error) {
 	weak, err := checkLandlockKernel(cfg, k)
 	if err != nil {
 		if why != "" {
-			return backendChoice{}, fmt.Errorf("%s, and srt's Landlock backend cannot run either: %w", why, err)
+			other := "or do what the Landlock backend's refusal says"
+			if k.landlockABI == 0 {
+				other = "or run on a kernel with Landlock enabled (Linux 5.13 or later, landlock in the lsm= kernel parameter)"
+			}
+			return backendChoice{}, fmt.Errorf("srt has no backend that can run here: bubblewrap cannot (%s), and its Landlock backend cannot either (%w); "+
+				"install bubblewrap where user namespaces are allowed (scripts/install, or the distribution's package bubblewrap), %s", why, err, other)
 		}
 		return backendChoice{}, err
 	}
 	announce := "srt runs the command under its Landlock backend (backend \"landlock\"), weaker than bubblewrap's: " + weakerSummary
 	if why != "" {
-		announce = "bubblewrap cannot make a sandbox here (" + why + "), so " + announce
+		announce = lead + " (" + why + "), so " + announce
 	}
 	for _, w := range weak {
 		announce += fmt.Sprintf("; allowWeaker %q: the command may %s", w.Name, w.What)
@@ -236,7 +253,7 @@ func (m *Manager) landlockCommand(ctx context.Context, command string, o *comman
 		Config: cfg, FS: fsview.OS{}, Cwd: filepath.Clean(o.dir), Home: home, UID: os.Getuid(), TmpDir: c.ll.tmpDir,
 		Env: o.env, Command: []string{m.shell, "-c", command},
 		Proxy: proxy, Helpers: []string{m.net.helper}, StateDir: stateDir,
-		SettingsFiles: m.settingsFiles(home), MaskedFiles: masks.order,
+		SettingsFiles: m.settingsFiles(home), MaskedFiles: masks.order, BoundAs: boundAs,
 	}
 	p, run, err := m.planStarting(&in)
 	if err != nil {

@@ -290,7 +290,7 @@ func (m *Manager) Command(ctx context.Context, command string, opts ...CommandOp
 		Env: o.env, Command: []string{m.shell, "-c", command},
 		Proxy: m.proxyPlan(key), Network: network, Helpers: []string{m.net.helper}, StateDir: stateDir,
 		SettingsFiles: m.settingsFiles(home), MaskedFiles: masks.order, TmpdirBytes: applied.TmpdirBytes,
-		BoundAs: func(id plan.FileID) (string, bool, error) { return unixgate.BoundAs(id.Dev, id.Ino) },
+		BoundAs: boundAs,
 	}
 	p, run, err := m.planStarting(&in)
 	if err != nil {
@@ -698,3 +698,7 @@ func (c *Cmd) claimPlaceholders(m *Manager, p *plan.Plan) error {
 	}
 	return nil
 }
+
+// boundAs is the address a host Unix socket file was bound as (the plan
+// refuses a listed socket moved to where it is listed: plan.Input.BoundAs).
+func boundAs(id plan.FileID) (string, bool, error) { return unixgate.BoundAs(id.Dev, id.Ino) }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -62,6 +63,41 @@ type Options struct {
 	// choose the rules of every later run. ~/.srt-settings.json, the file
 	// srt reads by default, is always protected.
 	SettingsFiles []string
+	// Backend, when set, overrides the settings' backend key, as srt
+	// --backend does: "auto" (bubblewrap where it is installed and user
+	// namespaces can be made, else Landlock), "bubblewrap" or "landlock"
+	// (docs/security.md, "The Landlock backend"). New picks the backend
+	// once, for the Manager's life.
+	Backend string
+	// AllowWeaker adds to the settings' allowWeaker, as srt
+	// --allow-weaker does: the parts of the Landlock backend it may run
+	// without (settings.WeakerNames).
+	AllowWeaker []string
+}
+
+// backendConfig is cfg with opts' Backend and AllowWeaker applied (a copy
+// when they change anything), or an ErrInvalidConfig naming the field.
+func backendConfig(cfg *settings.Config, opts Options) (*settings.Config, error) {
+	if opts.Backend == "" && len(opts.AllowWeaker) == 0 {
+		return cfg, nil
+	}
+	c := *cfg
+	if opts.Backend != "" {
+		if !slices.Contains(settings.Backends, opts.Backend) {
+			return nil, fmt.Errorf("sandbox: Options.Backend %q is not a backend: use \"auto\" (bubblewrap where it can run, else Landlock), \"bubblewrap\" or \"landlock\": %w", opts.Backend, ErrInvalidConfig)
+		}
+		c.Backend = opts.Backend
+	}
+	c.AllowWeaker = slices.Clone(cfg.AllowWeaker)
+	for i, n := range opts.AllowWeaker {
+		if err := settings.CheckWeaker(n); err != nil {
+			return nil, fmt.Errorf("sandbox: Options.AllowWeaker[%d]: %v: %w", i, err, ErrInvalidConfig)
+		}
+		if !slices.Contains(c.AllowWeaker, n) {
+			c.AllowWeaker = append(c.AllowWeaker, n)
+		}
+	}
+	return &c, nil
 }
 
 // AskRequest is a destination no rule decides.
@@ -153,7 +189,11 @@ func New(cfg *settings.Config, opts Options) (*Manager, error) {
 	// The backend: bubblewrap, found and checked, unless the settings
 	// ask for Landlock, or ask for either and user namespaces cannot be
 	// made here (backend_landlock.go).
-	be, err := chooseBackend(cfg, kernel)
+	bcfg, err := backendConfig(cfg, opts)
+	if err != nil {
+		return nil, err
+	}
+	be, err := chooseBackend(bcfg, kernel)
 	if err != nil {
 		return nil, err
 	}

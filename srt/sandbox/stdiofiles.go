@@ -104,6 +104,15 @@ func (c *Cmd) checkStdioFile(n int, name string, f *os.File) error {
 // it could reopen it for writing; O_WRONLY: for reading) when the rules
 // deny that by name and nothing else would stop the reopen.
 func (c *Cmd) reopenable(n int, what string, mode int, pipeIn, pipeOut, link string, known bool, path string) error {
+	if c.ll != nil && known {
+		// The Landlock backend has no mount for the descriptor to lead
+		// past: its Landlock domain checks every open of a file with a
+		// name, a reopen through /proc/self/fd/N included, against the
+		// grants the rules made, as it checks the opens by name. (Not
+		// one with none: a memfd, a deleted file, which Landlock leaves
+		// alone; those are refused below, as under bubblewrap.)
+		return nil
+	}
 	p := c.plan
 	switch mode {
 	case unix.O_RDONLY:

@@ -102,6 +102,7 @@ func TestDebugGoesToStderrOnly(t *testing.T) {
 // message, then key=value pairs, a value with a space or a quote quoted
 // as a Go string.
 func TestDebugLineFormat(t *testing.T) {
+	skipOnLandlock(t)
 	dir, err := os.MkdirTemp("", "srt e2e bwrap-")
 	if err != nil {
 		t.Fatal(err)
@@ -141,6 +142,7 @@ func TestDebugLineFormat(t *testing.T) {
 // it (the control: it has one); srt's debug output, the network proxy's
 // decision lines included, must not.
 func TestDebugMasksProxyPassword(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		s := w.settings(netSettings([]string{"x.test"}, nil, ""))
 		r := w.srt("-d", "-s", s, "-c", `echo "$CLOUDSDK_PROXY_PASSWORD"; curl -s -o /dev/null http://x.test/`)

@@ -15,18 +15,29 @@ func TestMissingBubblewrap(t *testing.T) {
 		pathDir := w.mkdir("path")
 		bash, _ := exec.LookPath("bash")
 		os.Symlink(bash, filepath.Join(pathDir, "bash"))
-		r := w.srtEnv([]string{"PATH=" + pathDir}, "true")
+		// "bubblewrap" refuses; "auto" runs the Landlock backend instead
+		// (as root only with its opt-in, or it names both refusals).
+		bw := []string{"--backend", "bubblewrap"}
+		r := w.srtEnv([]string{"PATH=" + pathDir}, append(bw, "true")...)
 		expect(t, r, 1, "srt: bubblewrap (bwrap) is not installed or not on PATH; install it (Debian/Ubuntu: apt-get install bubblewrap")
+		r = w.srtEnv([]string{"PATH=" + pathDir}, "--backend", "auto", "-c", "echo RAN")
+		if w.r.uid == 0 && testBackend != "landlock" { // (the suite's forced backend adds the opt-in)
+			expect(t, r, 1, "srt: srt has no backend that can run here: bubblewrap cannot (bubblewrap (bwrap) is not installed or not on PATH; install it",
+				"and its Landlock backend cannot either (srt's Landlock backend cannot keep a command run as uid 0", "--allow-weaker=root",
+				"install bubblewrap where user namespaces are allowed (scripts/install", "or do what the Landlock backend's refusal says", "!RAN")
+		} else {
+			expect(t, r, 0, "RAN", "srt: warning: bubblewrap cannot be used (bubblewrap (bwrap) is not installed or not on PATH", "so srt runs the command under its Landlock backend")
+		}
 		s := `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"bwrapPath":"/nonexistent/bwrap"}`
-		expect(t, w.srt("-s", w.settings(s), "true"), 1, "srt: bubblewrap (bwrapPath /nonexistent/bwrap) cannot be used")
+		expect(t, w.srt(append(bw, "-s", w.settings(s), "true")...), 1, "srt: bubblewrap (bwrapPath /nonexistent/bwrap) cannot be used")
 		notExec := w.write("fake-bwrap", "#!/bin/sh\n")
 		os.Chmod(notExec, 0o644)
 		s = `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"bwrapPath":"` + notExec + `"}`
-		expect(t, w.srt("-s", w.settings(s), "true"), 1, "is not executable at "+notExec)
+		expect(t, w.srt(append(bw, "-s", w.settings(s), "true")...), 1, "is not executable at "+notExec)
 		old := w.write("old-bwrap", "#!/bin/sh\necho 'bubblewrap 0.4.1'\n")
 		os.Chmod(old, 0o755)
 		s = `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":[],"denyWrite":[]},"bwrapPath":"` + old + `"}`
-		expect(t, w.srt("-s", w.settings(s), "true"), 1, "bubblewrap 0.4.1 at "+old+" is older than 0.5.0")
+		expect(t, w.srt(append(bw, "-s", w.settings(s), "true")...), 1, "bubblewrap 0.4.1 at "+old+" is older than 0.5.0")
 	})
 }
 

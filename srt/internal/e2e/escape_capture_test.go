@@ -545,6 +545,7 @@ for label, proto, s in held:
 // Control: the same binds succeed on a free port, and the listed loopback
 // port reaches the host's service.
 func TestEscapeCaptureStealPorts(t *testing.T) {
+	skipOnLandlock(t)
 	up := startHitCounter(t, "host-service", "127.0.0.1")
 	forEach(t, func(t *testing.T, w *workspace) {
 		w.write("home/proj/bind.py", bindProbe)
@@ -635,6 +636,7 @@ for name, args in (("raw", (socket.AF_INET, socket.SOCK_RAW, socket.IPPROTO_ICMP
 // afterwards the rules still hold (a listed port reaches the host's
 // service, an unlisted address is reset).
 func TestEscapeCaptureNamespace(t *testing.T) {
+	skipOnLandlock(t)
 	up := startHitCounter(t, "host-service", "127.0.0.1")
 	changes := `ip link add d0 type dummy 2>&1; ip link set lo down 2>&1; ip addr del 198.18.0.1/32 dev lo 2>&1; ip route add 10.0.0.0/8 dev lo 2>&1; ip -6 route del default 2>&1; ` +
 		`nft flush ruleset 2>&1; echo "nft=$?"; printf '*filter\nCOMMIT\n' | iptables-restore 2>&1; echo "iptables=$?"`
@@ -842,6 +844,7 @@ func TestEscapeCaptureDNSNeverLeaves(t *testing.T) {
 // Control: the same query to 127.0.0.1:53 (DNATed from a loopback source)
 // and to 127.0.0.53 itself are answered.
 func TestCapturePublicResolverUDP(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		r := w.sh(netSettings(nil, nil, ""), `for s in 127.0.0.53 127.0.0.1 8.8.8.8 198.18.0.1; do echo "$s: $(dig +short +time=2 +tries=1 @$s app.test A 2>/dev/null | head -1)"; done`)
 		t.Logf("%s", r)
@@ -1079,6 +1082,7 @@ func TestEscapeCaptureControlFDRevoke(t *testing.T) {
 // Control: with the rules in place, the same curl (proxy variables and
 // all) reaches the service, and a raw connection too.
 func TestCaptureOffFindingWarnings(t *testing.T) {
+	skipOnLandlock(t)
 	svc := startUpstream(t)
 	p := itoa(svc.port)
 	many := []string{"127.0.0.1:" + p}
@@ -1116,6 +1120,7 @@ func TestCaptureOffFindingWarnings(t *testing.T) {
 // Control: the same first instruction to an unlisted port meets the
 // sandbox's own loopback.
 func TestEscapeCaptureFirstInstruction(t *testing.T) {
+	skipOnLandlock(t)
 	up := startUpstream(t)
 	p := itoa(up.port)
 	forEach(t, func(t *testing.T, w *workspace) {

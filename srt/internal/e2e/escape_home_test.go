@@ -21,7 +21,7 @@ func TestEscapeClaudeDir(t *testing.T) {
 		hook := `{"hooks":{"Stop":[{"hooks":[{"type":"command","command":"touch /tmp/pwned"}]}]}}`
 		s := fsSettings(writeCwd)
 		// Missing: the directory is a placeholder.
-		want(t, w.probe(s, "plant", w.dir+"/.claude/settings.json", hook), "mkdir", "ok", "plant", "EROFS")
+		want(t, w.probe(s, "plant", w.dir+"/.claude/settings.json", hook), "mkdir", "ok", "plant", refused("EROFS"))
 		if exists(w.dir + "/.claude") {
 			t.Fatal("the .claude placeholder was left on the host")
 		}
@@ -29,9 +29,9 @@ func TestEscapeClaudeDir(t *testing.T) {
 		w.write("home/proj/.claude/settings.json", "{}\n")
 		w.write("home/proj/pkg/.claude/settings.json", "{}\n")
 		for _, f := range []string{".claude/settings.json", ".claude/settings.local.json", "pkg/.claude/settings.json"} {
-			want(t, w.probe(s, "plant", filepath.Join(w.dir, f), hook), "plant", "EROFS")
+			want(t, w.probe(s, "plant", filepath.Join(w.dir, f), hook), "plant", refused("EROFS"))
 		}
-		want(t, w.probe(s, "plant", w.dir+"/.claude/commands/x.md", "run rm -rf ~"), "mkdir", "EROFS")
+		want(t, w.probe(s, "plant", w.dir+"/.claude/commands/x.md", "run rm -rf ~"), "mkdir", refused("EROFS"))
 		if data, _ := os.ReadFile(w.dir + "/.claude/settings.json"); string(data) != "{}\n" {
 			t.Fatalf("ESCAPE: .claude/settings.json changed on the host: %q", data)
 		}
@@ -57,30 +57,30 @@ func TestEscapeHomeStartup(t *testing.T) {
 		// Each start-up file, and the step that refuses it: an existing
 		// file or a missing directory is read-only (EROFS), a missing file
 		// is null (EACCES) unless its placeholder must be read.
-		for f, refused := range map[string]string{
-			".bashrc":                        "plant EROFS",
-			".bash_profile":                  "plant EROFS", // reads as the next login file
+		for f, refusal := range map[string]string{
+			".bashrc":                        "plant " + refused("EROFS"),
+			".bash_profile":                  "plant " + refused("EROFS"), // reads as the next login file
 			".zshenv":                        "plant EACCES",
 			".gitconfig":                     "plant EACCES",
 			".npmrc":                         "plant EACCES",
-			".claude.json":                   "plant EROFS",  // reads as {}
-			".cargo/config.toml":             "plant EACCES", // ~/.cargo is missing: made writable
-			".ssh/authorized_keys":           "plant EACCES", // ~/.ssh likewise
+			".claude.json":                   "plant " + refused("EROFS"), // reads as {}
+			".cargo/config.toml":             "plant EACCES",              // ~/.cargo is missing: made writable
+			".ssh/authorized_keys":           "plant EACCES",              // ~/.ssh likewise
 			".ssh/config":                    "plant EACCES",
-			".config/git/config":             "plant EROFS",
-			".config/systemd/user/x.service": "plant EROFS",
-			".config/systemd/user/default.target.wants/x.service": "mkdir EROFS",
-			".config/autostart/x.desktop":                         "plant EROFS",
-			".config/environment.d/x.conf":                        "plant EROFS",
-			".config/fish/conf.d/x.fish":                          "mkdir EROFS",
-			".config/nvim/init.lua":                               "plant EROFS",
-			".vim/plugin/x.vim":                                   "mkdir EROFS",
-			".claude/settings.json":                               "plant EROFS",
+			".config/git/config":             "plant " + refused("EROFS"),
+			".config/systemd/user/x.service": "plant " + refused("EROFS"),
+			".config/systemd/user/default.target.wants/x.service": "mkdir " + refused("EROFS"),
+			".config/autostart/x.desktop":                         "plant " + refused("EROFS"),
+			".config/environment.d/x.conf":                        "plant " + refused("EROFS"),
+			".config/fish/conf.d/x.fish":                          "mkdir " + refused("EROFS"),
+			".config/nvim/init.lua":                               "plant " + refused("EROFS"),
+			".vim/plugin/x.vim":                                   "mkdir " + refused("EROFS"),
+			".claude/settings.json":                               "plant " + refused("EROFS"),
 		} {
-			step, outcome, _ := strings.Cut(refused, " ")
+			step, outcome, _ := strings.Cut(refusal, " ")
 			p := w.probe(homeWritable, "plant", filepath.Join(w.home, f), payload)
 			if p.steps[step] != outcome {
-				t.Errorf("ESCAPE: ~/%s: want %s, got %v\n%s", f, refused, p.steps, p.result)
+				t.Errorf("ESCAPE: ~/%s: want %s, got %v\n%s", f, refusal, p.steps, p.result)
 			}
 		}
 		// Tools keep working beside them.

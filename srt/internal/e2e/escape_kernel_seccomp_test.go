@@ -56,6 +56,7 @@ func (w *workspace) userKey(secret string) (serial, desc string) {
 // add_key and request_key now fail with EPERM inside, for the probe's raw
 // calls and for the real keyctl program, and /proc/keys is masked.
 func TestEscapeUserKeyring(t *testing.T) {
+	skipOnLandlock(t)
 	if _, err := exec.LookPath("keyctl"); err != nil {
 		t.Skip("keyctl (keyutils) is not installed")
 	}

@@ -20,6 +20,7 @@ import (
 // /proc/1/ns/* cannot even be opened: the init stage is not dumpable
 // (EACCES).
 func TestEscapeNamespaces(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		s := fsSettings(writeCwd)
 		for _, c := range []struct {

@@ -29,6 +29,7 @@ import (
 // did): B's mount detaches and the same write lands on the host, so a pass
 // is not a broken probe.
 func TestEscapePlaceholderTwoStateDirs(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		rc := w.home + "/.bashrc"
 

@@ -13,6 +13,7 @@ import (
 // without the command's filters until it starts it and is not dumpable, so
 // the kernel refuses to let the command trace or read it (EPERM).
 func TestEscapePtrace(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		s := fsSettings(writeCwd)
 		// A sibling in the sandbox shows the loop reaches what it may.
@@ -44,6 +45,7 @@ func TestEscapePtrace(t *testing.T) {
 // namespace and the fresh /proc show only the sandbox's own, and the
 // command inherits no descriptor but stdio.
 func TestEscapeHostProcesses(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		_, marker := w.hostMarker()
 		s := fsSettings(writeCwd)
@@ -63,6 +65,7 @@ func TestEscapeHostProcesses(t *testing.T) {
 // sandbox's processes and a host process's PID names nothing inside (the
 // PID namespace), and the init stage cannot be killed from inside.
 func TestEscapeSignals(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		marker, _ := w.hostMarker()
 		pid := marker.Process.Pid

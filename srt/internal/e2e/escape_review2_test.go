@@ -192,11 +192,16 @@ func TestReview2HoldsSettingsThroughLinkedDir(t *testing.T) {
 		w.symlink("conf", "home/proj/link")
 		r := w.srtEnv([]string{"PROBE=" + probeBin(t)}, "-s", "link/s.json", "-c", `"$PROBE" write-file link/s.json '{}'`)
 		p := newProbeRun(r)
-		want(t, p, "create", "EROFS")
+		want(t, p, "create", refused("EROFS"))
 		expect(t, r, 0, "srt settings file "+w.dir+"/link/s.json: "+w.dir+"/link is a symlink")
 		// Control: the link is replaceable from inside (documented limit).
 		r = w.srt("-s", "link/s.json", "-c", `mkdir other && cp conf/s.json other/ && rm link && ln -s other link && echo SWAPPED`)
-		expect(t, r, 0, "SWAPPED")
+		if testBackend == "landlock" {
+			// The Landlock backend keeps the link itself.
+			expect(t, r, 1, "rm: cannot remove 'link': Permission denied", "!SWAPPED")
+		} else {
+			expect(t, r, 0, "SWAPPED")
+		}
 	})
 }
 

@@ -37,7 +37,7 @@ func TestReviewEscapeNpmLogsSymlink(t *testing.T) {
 		outside := w.mkdir("home/outside")
 		s := fsSettings(`{"denyRead":[],"allowWrite":["~/.npm"],"denyWrite":[]}`)
 		// Before the plant: outside is read-only.
-		want(t, w.probe(s, "write-file", outside+"/planted", "x"), "create", "EROFS")
+		want(t, w.probe(s, "write-file", outside+"/planted", "x"), "create", refused("EROFS"))
 		// Run 1 plants the link (it may: ~/.npm is writable).
 		want(t, w.probe(s, "plant-link", outside, w.home+"/.npm/_logs"), "plant-link", "ok")
 		// Run 2, same settings.
@@ -45,7 +45,7 @@ func TestReviewEscapeNpmLogsSymlink(t *testing.T) {
 		if exists(outside + "/planted") {
 			t.Errorf("ESCAPE: a symlink planted at ~/.npm/_logs made %s writable in the next run\n%s", outside, p.result)
 		}
-		want(t, p, "create", "EROFS")
+		want(t, p, "create", refused("EROFS"))
 		// Control: the create code works where writes are allowed.
 		want(t, w.probe(s, "write-file", w.home+"/.npm/ok", "x"), "create", "ok")
 	})
@@ -76,7 +76,7 @@ func TestReviewEscapeSubmoduleGitFile(t *testing.T) {
 		if exists(mark) {
 			t.Errorf("ESCAPE: the host's git status ran the fsmonitor planted through the submodule's .git file\n%s", p.result)
 		}
-		want(t, p, "create", "EROFS")
+		want(t, p, "create", refused("EROFS"))
 
 		// Control: the fsmonitor mechanism runs on the host when the
 		// repository's own config may be written (allowGitConfig).
@@ -105,7 +105,7 @@ func TestReviewEscapeHooksPath(t *testing.T) {
 		hook := "#!/bin/sh\n" + touchCmd(mark) + "\n"
 		// The default hooks directory is protected: the rule the attack
 		// routes around.
-		want(t, w.probe(fsSettings(writeCwd), "write-file", w.dir+"/.git/hooks/pre-commit", hook), "create", "EROFS")
+		want(t, w.probe(fsSettings(writeCwd), "write-file", w.dir+"/.git/hooks/pre-commit", hook), "create", refused("EROFS"))
 		p := w.probe(fsSettings(writeCwd), "write-file", w.dir+"/.husky/pre-commit", hook)
 		w.write("home/proj/a", "a")
 		w.gitOnHostOK(w.dir, "add", "a")
@@ -113,7 +113,7 @@ func TestReviewEscapeHooksPath(t *testing.T) {
 		if exists(mark) {
 			t.Errorf("ESCAPE: the host's git commit ran a pre-commit hook written in the sandbox (core.hooksPath=.husky)\n%s", p.result)
 		}
-		want(t, p, "create", "EROFS")
+		want(t, p, "create", refused("EROFS"))
 
 		// Control: a hook at core.hooksPath runs on the host.
 		w.write("home/proj/.husky/pre-commit", hook)
@@ -144,15 +144,15 @@ func TestReviewEscapeHomeStartupFiles(t *testing.T) {
 		w.write("home/.config/git/config", "# user\n")
 		w.mkdir("home/.ssh")
 		// Control: the protected names are refused.
-		want(t, w.probe(fsSettings(writeCwd), "write", w.home+"/.bashrc"), "write", "EROFS")
-		want(t, w.probe(fsSettings(writeCwd), "write", w.home+"/.gitconfig"), "write", "EROFS")
+		want(t, w.probe(fsSettings(writeCwd), "write", w.home+"/.bashrc"), "write", refused("EROFS"))
+		want(t, w.probe(fsSettings(writeCwd), "write", w.home+"/.gitconfig"), "write", refused("EROFS"))
 		// A missing one is a placeholder: unreadable (EACCES), or read-only
 		// where it holds content srt wrote for the host's shells (EROFS).
-		want(t, w.probe(fsSettings(writeCwd), "write-file", w.home+"/.bash_profile", "x"), "create", "EROFS")
+		want(t, w.probe(fsSettings(writeCwd), "write-file", w.home+"/.bash_profile", "x"), "create", refused("EROFS"))
 		var escaped []string
 		for _, f := range []string{".zshenv", ".config/git/config"} {
 			p := w.probe(fsSettings(writeCwd), "write", filepath.Join(w.home, f))
-			if p.steps["write"] != "EROFS" {
+			if p.steps["write"] != refused("EROFS") {
 				escaped = append(escaped, f+": "+p.steps["write"])
 			}
 		}
@@ -190,15 +190,15 @@ func TestReviewEscapeSettingsFile(t *testing.T) {
 				return newProbeRun(w.srt(append(append(append([]string{}, c.args...), "--", probeBin(t)), args...)...))
 			}
 			// Control: outside is read-only under these settings.
-			want(t, run("write-file", outside+"/"+c.name, "x"), "create", "EROFS")
+			want(t, run("write-file", outside+"/"+c.name, "x"), "create", refused("EROFS"))
 			p := run("write-file", c.file, open)
 			after := run("write-file", outside+"/"+c.name, "x")
 			if exists(outside + "/" + c.name) {
 				t.Errorf("ESCAPE (%s settings file %s): the command rewrote srt's settings and the next run wrote outside allowWrite\n%s", c.name, c.file, p.result)
 				continue
 			}
-			want(t, p, "create", "EROFS")
-			want(t, after, "create", "EROFS")
+			want(t, p, "create", refused("EROFS"))
+			want(t, after, "create", refused("EROFS"))
 		}
 	})
 }
@@ -228,6 +228,7 @@ func TestReviewHoldsWeakerProcRoot(t *testing.T) {
 // included) gains nothing, and new namespaces are refused.
 func TestReviewHoldsRootCapabilities(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
+		skipOnLandlock(t)
 		r := w.sh(fsSettings(writeCwd), `grep -E '^Cap(Bnd|Eff|Prm)' /proc/self/status; unshare -n true 2>/dev/null; echo unshare=$?`)
 		expect(t, r, 0, "CapBnd:\t0000000000000000", "CapEff:\t0000000000000000", "unshare=1")
 		// Control: the host's bounding set of the same user is not empty.
@@ -245,7 +246,7 @@ func TestReviewEscapeClaudeSettingsLocal(t *testing.T) {
 		w.mkdir("home/proj/.claude")
 		// Control: .claude/commands is refused (all of .claude is
 		// read-only since issue 10, item 9).
-		want(t, w.probe(fsSettings(writeCwd), "write-file", w.dir+"/.claude/commands", "x"), "create", "EROFS")
+		want(t, w.probe(fsSettings(writeCwd), "write-file", w.dir+"/.claude/commands", "x"), "create", refused("EROFS"))
 		p := w.probe(fsSettings(writeCwd), "write-file", w.dir+"/.claude/settings.local.json", `{"hooks":{}}`)
 		// A placeholder (EACCES) or a read-only .claude (EROFS).
 		if o := p.steps["create"]; o != "EACCES" && o != "EROFS" {

@@ -37,6 +37,6 @@ func TestEscapeCreateDefaultSettings(t *testing.T) {
 			t.Fatalf("want an empty placeholder at %s: %v %v", def, fi, err)
 		}
 		r := w.srt("-c", "echo defaults; echo x > $HOME/f")
-		expect(t, r, 1, "defaults", "Read-only file system", "!is empty")
+		expect(t, r, 1, "defaults", refusedText("EROFS"), "!is empty")
 	})
 }

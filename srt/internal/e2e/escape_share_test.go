@@ -14,6 +14,7 @@ import (
 // detached the second one's mounts, and the second wrote .bashrc. Now the
 // second shares them, and the last one to end removes them.
 func TestEscapeConcurrentPlaceholder(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		w.gitOnHostOK(w.dir, "init", "-q")
 		s := w.settings(fsSettings(writeCwd))

@@ -26,23 +26,27 @@ func TestEscapeWriteReadOnly(t *testing.T) {
 		writable := w.write("home/proj/rw.txt", "")
 		s := fsSettings(`{"denyRead":[],"allowWrite":["."],"denyWrite":["ro.txt"]}`)
 		for _, f := range []string{denied, outside} {
-			want(t, w.probe(s, "write", f), "write", "EROFS")
-			want(t, w.probe(s, "write-proc-fd", f), "open-rdonly", "ok", "reopen-wronly", "EROFS")
-			want(t, w.probe(s, "chmod", f), "chmod", "EROFS", "write", "EROFS")
-			want(t, w.probe(s, "remount", f), "remount", "EPERM", "write", "EROFS")
+			want(t, w.probe(s, "write", f), "write", refused("EROFS"))
+			want(t, w.probe(s, "write-proc-fd", f), "open-rdonly", "ok", "reopen-wronly", refused("EROFS"))
+			chmod := refused("EROFS")
+			if skipPart(t, "chmod") {
+				chmod = "ok" // Landlock does not cover chmod(2)
+			}
+			want(t, w.probe(s, "chmod", f), "chmod", chmod, "write", refused("EROFS"))
+			want(t, w.probe(s, "remount", f), "remount", "EPERM", "write", refused("EROFS"))
 		}
 		// With the namespace filter opted out (and so Landlock's write
 		// limit), a namespace of the command's own still cannot make the
 		// bind writable: the kernel locks a read-only flag inherited from
 		// a more privileged namespace. Root is refused the key.
-		if w.r.uid != 0 {
+		if w.r.uid != 0 && !skipPart(t, "nested") {
 			nested := withTop(s, `"allowNestedUserNamespaces":true`)
-			want(t, w.probe(nested, "nested", "remount", denied), "nested", "ok", "remount", "EPERM", "write", "EROFS")
+			want(t, w.probe(nested, "nested", "remount", denied), "nested", "ok", "remount", "EPERM", "write", refused("EROFS"))
 		}
 		for f, content := range map[string]string{denied: "ORIGINAL-RO\n", outside: "ORIGINAL-OUT\n"} {
 			data, _ := os.ReadFile(f)
 			fi, _ := os.Stat(f)
-			if string(data) != content || fi.Mode().Perm() != 0o644 {
+			if string(data) != content || (fi.Mode().Perm() != 0o644 && !skipPart(t, "chmod")) {
 				t.Fatalf("ESCAPE: %s changed on the host: %q, mode %v", f, data, fi.Mode())
 			}
 		}
@@ -57,7 +61,7 @@ func TestEscapeWriteReadOnly(t *testing.T) {
 		// namespace of its own, with the namespace filter and Landlock
 		// off (filesystem.disabled), on a read-only bind it made itself
 		// of a directory in the working directory.
-		if w.r.uid == 0 {
+		if w.r.uid == 0 || skipPart(t, "nested") {
 			return // refused the key; the user's run shows this control
 		}
 		own := w.mkdir("home/proj/own")

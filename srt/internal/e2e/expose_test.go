@@ -103,6 +103,7 @@ func freePort(t *testing.T) int {
 // the host; a port the host already uses, and a port a loopback entry of
 // allowedDomains leads the other way, stop srt before anything runs.
 func TestExposeLoopbackPorts(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		exposed, exposed6, hidden := freePort(t), freePort(t), freePort(t)
 		s := `{"network":{"allowedDomains":[],"deniedDomains":[],"exposeLoopbackPorts":[` + itoa(exposed) + `,` + itoa(exposed6) + `]},"filesystem":` + writeCwd + `}`
@@ -181,6 +182,7 @@ func errString(err error) string {
 // on macOS; srt's own ports inside are not exposed; a port the host uses
 // already is said once and left alone; without the setting nothing is.
 func TestAllowLocalBinding(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		v4, any6 := freePort(t), freePort(t)
 		busy, err := net.Listen("tcp", "127.0.0.1:0")

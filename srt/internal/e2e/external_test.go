@@ -17,6 +17,7 @@ import (
 // and no credentials, and decides alone (srt's lists do not apply there).
 // The SOCKS port is still srt's own proxy, with its credentials and lists.
 func TestExternalHTTPProxy(t *testing.T) {
+	skipOnLandlock(t)
 	up, other := startUpstream(t), startUpstream(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		ext := startExtHTTPProxy(t)
@@ -51,6 +52,7 @@ func TestExternalHTTPProxy(t *testing.T) {
 // (offering no credentials); the HTTP port is still srt's own proxy, which
 // still wants its credentials and still applies the lists.
 func TestExternalSOCKSProxy(t *testing.T) {
+	skipOnLandlock(t)
 	up, other := startUpstream(t), startUpstream(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		ext := startExtSOCKS(t)
@@ -80,6 +82,7 @@ func TestExternalSOCKSProxy(t *testing.T) {
 // Both ports set: srt decides nothing, so it starts no decider (srt-proxy
 // alone relays) and generates no credentials at all.
 func TestExternalProxiesOnly(t *testing.T) {
+	skipOnLandlock(t)
 	up := startUpstream(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		httpExt, socksExt := startExtHTTPProxy(t), startExtSOCKS(t)

@@ -70,6 +70,7 @@ func needJVM(t *testing.T, mvn bool) {
 // names it). Java picks no proxy (DIRECT) although the proxy variables
 // are set, and srt sets no JAVA_TOOL_OPTIONS.
 func TestJavaHTTPClient(t *testing.T) {
+	skipOnLandlock(t)
 	needJVM(t, false)
 	up, other := startUpstream(t), startUpstream(t)
 	forEach(t, func(t *testing.T, w *workspace) {
@@ -153,6 +154,7 @@ func (w *workspace) mavenProject(dir, mirror string) {
 // up for it), and one whose repository is a host not on the list fails
 // to resolve it, refused by srt (a violation names the host).
 func TestMaven(t *testing.T) {
+	skipOnLandlock(t)
 	needJVM(t, true)
 	repo := startMavenRepo(t)
 	port := repo.ln.Addr().(*net.TCPAddr).Port

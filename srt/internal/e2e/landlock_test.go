@@ -91,6 +91,7 @@ func TestLandlockBackendRules(t *testing.T) {
 // TestLandlockRootRefused: as uid 0 the backend refuses to run unless
 // allowWeaker names root (Landlock does not cover chmod).
 func TestLandlockRootRefused(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		if w.r.uid != 0 {
 			return
@@ -100,22 +101,73 @@ func TestLandlockRootRefused(t *testing.T) {
 	})
 }
 
-// TestLandlockNested: srt inside an srt sandbox (bubblewrap's, as the
-// unprivileged user) cannot make user namespaces, picks the Landlock
-// backend by itself, and enforces its own, narrower rules.
-func TestLandlockNested(t *testing.T) {
+// TestLandlockAutoWithoutBubblewrap: under "auto", where bubblewrap is not
+// installed (bwrapPath naming nothing), srt runs the command under the
+// Landlock backend, says so in one line, and enforces the rules;
+// --backend bubblewrap refuses.
+func TestLandlockAutoWithoutBubblewrap(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
-		if w.r.uid == 0 || testBackend != "" {
-			return // root: no nested namespaces under bubblewrap; a forced backend is not "auto"
+		if testBackend != "" {
+			t.Skip("the backend is forced (SRT_TEST_BACKEND): this test is of \"auto\"")
+		}
+		nowhere := w.path("no-bwrap")
+		w.mkdir("home/proj/out")
+		s := w.settings(`{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"allowWrite":["out"],"denyWrite":[],"denyRead":[]},"bwrapPath":"` + nowhere + `"}`)
+		var weaker []string
+		if w.r.uid == 0 {
+			weaker = []string{"--allow-weaker=root"}
+		}
+		r := w.srt(append(weaker, "-s", s, "-c", `echo in > out/in.txt && echo IN-ok; echo out > `+w.path("out")+` 2>&1`)...)
+		expect(t, r, 1, "IN-ok", w.path("out")+": Permission denied")
+		lines := strings.Count(r.stderr, "so srt runs the command under its Landlock backend")
+		if lines != 1 || !strings.Contains(r.stderr, "srt: warning: bubblewrap cannot be used (bubblewrap (bwrapPath "+nowhere+") cannot be used") {
+			t.Errorf("want one announcement naming the missing bubblewrap, got:\n%s", r.stderr)
+		}
+		if exists(w.path("out")) {
+			t.Error("ESCAPE: a write outside allowWrite went through")
+		}
+		r = w.srt("--backend", "bubblewrap", "-s", s, "-c", "echo RAN")
+		expect(t, r, 1, "srt: bubblewrap (bwrapPath "+nowhere+") cannot be used", "!RAN")
+	})
+}
+
+// TestLandlockNested: srt inside an srt sandbox (as the unprivileged
+// user, who cannot make user namespaces there) picks the Landlock backend
+// by itself and enforces its own, narrower rules: its denyRead hides a
+// file the outer sandbox lets it read, its allowWrite keeps it from
+// writing where the outer one lets it; and the outer rules still hold
+// where the inner ones are wider (a denyRead of the outer, an allowWrite
+// of the inner outside the outer's).
+func TestLandlockNested(t *testing.T) {
+	skipOnLandlock(t)
+	forEach(t, func(t *testing.T, w *workspace) {
+		if w.r.uid == 0 {
+			return // as root the inner run would need --allow-weaker=root: the user's run is the case
 		}
 		w.mkdir("home/proj/inner")
-		inner := w.write("inner.json", fsSettings(`{"allowWrite":["`+w.path("home/proj/inner")+`"],"denyWrite":[],"denyRead":[]}`))
-		outer := fsSettings(`{"allowWrite":["."],"denyWrite":[],"denyRead":[]}`)
+		w.mkdir("home/wide")
+		w.mkdir("home/proj/out") // (a subdirectory: the Landlock backend's outer run cannot create entries at the top)
+		innerSecret := w.write("home/proj/inner-secret.txt", "INNER-ONLY-SECRET\n")
+		outerSecret := w.write("home/outer-secret.txt", "OUTER-SECRET\n")
+		inner := w.write("inner.json", fsSettings(`{"allowWrite":["`+w.path("home/proj/inner")+`","`+w.path("home/wide")+`"],"denyWrite":[],"denyRead":["`+innerSecret+`"]}`))
+		outer := fsSettings(`{"allowWrite":["."],"denyWrite":[],"denyRead":["` + outerSecret + `"]}`)
 		srt := filepath.Join(bin, "srt")
-		r := w.sh(outer, srt+` -s `+inner+` -c 'echo a > inner/a && echo INNER-WRITE-ok; echo b > `+w.path("home/proj/inner")+`/../o 2>/dev/null || echo INNER-NARROWER-refused' 2>&1; echo c > outer-ok && echo OUTER-WRITE-ok`)
-		expect(t, r, 0, "bubblewrap cannot make a sandbox here", "srt runs the command under its Landlock backend", "INNER-WRITE-ok", "INNER-NARROWER-refused", "OUTER-WRITE-ok")
-		if exists(w.path("home/proj/o")) {
-			t.Error("ESCAPE: the nested sandbox wrote outside its allowWrite")
+		r := w.sh(outer, srt+` -s `+inner+` -c '`+strings.Join([]string{
+			`echo a > inner/a && echo INNER-WRITE-ok`,
+			`echo b > out/inner-o 2>/dev/null || echo INNER-NARROWER-WRITE-refused`,
+			`cat ` + innerSecret + ` 2>&1 | sed "s/^/INNER-READ: /"`,
+			`cat ` + outerSecret + ` 2>&1 | sed "s/^/OUTER-DENY: /"`,
+			`echo c > ` + w.path("home/wide/x") + ` 2>/dev/null || echo OUTER-WRITE-HOLDS`,
+		}, "; ")+`' 2>&1; cat `+innerSecret+` | sed "s/^/OUTER-READ: /"; echo d > out/outer-ok && echo OUTER-WRITE-ok`)
+		expect(t, r, 0, "bubblewrap cannot make a sandbox here", "srt runs the command under its Landlock backend",
+			"INNER-WRITE-ok", "INNER-NARROWER-WRITE-refused", "INNER-READ: cat: "+innerSecret+": Permission denied", "!INNER-READ: INNER-ONLY-SECRET",
+			"OUTER-DENY: cat: "+outerSecret+": ", "!OUTER-SECRET", "OUTER-WRITE-HOLDS",
+			"OUTER-READ: INNER-ONLY-SECRET", "OUTER-WRITE-ok")
+		if exists(w.path("home/proj/out/inner-o")) || exists(w.path("home/wide/x")) {
+			t.Error("ESCAPE: the nested sandbox wrote outside its own or the outer allowWrite")
+		}
+		if !exists(w.path("home/proj/inner/a")) || !exists(w.path("home/proj/out/outer-ok")) {
+			t.Error("the allowed writes did not reach the host")
 		}
 	})
 }

@@ -19,6 +19,7 @@ import (
 // Landlock cannot be taken away from this kernel, and srt has no switch
 // that pretends it away.
 func TestLayersReport(t *testing.T) {
+	skipOnLandlock(t)
 	abi, kerr := landlock.ABI()
 	forEach(t, func(t *testing.T, w *workspace) {
 		plain := fsSettings(writeCwd)

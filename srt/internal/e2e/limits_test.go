@@ -63,6 +63,7 @@ for p in pids:
 // before anything runs: the kernel does not apply RLIMIT_NPROC to root.
 func TestLimitsForkBomb(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
+		skipOnLandlock(t)
 		s := limitsSettings(w, `{"processes":50,"wallSeconds":3}`)
 		w.write("home/proj/forker.py", forker)
 		if w.r.uid != 0 {
@@ -138,6 +139,7 @@ func TestLimitsMemoryHog(t *testing.T) {
 // the rest of /dev, read-only, is no way around it. Without the limit it
 // has the default size.
 func TestLimitsTmpdir(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		s := limitsSettings(w, `{"tmpdirMiB":8}`)
 		r := w.srt("-d", "-s", s, "-c", `dd if=/dev/zero of="$TMPDIR/f" bs=1M count=20 2>&1; stat -c %s "$TMPDIR/f"; touch /dev/x; echo > /dev/null && echo null-ok`)

@@ -242,7 +242,7 @@ func TestMaskExtract(t *testing.T) {
 		s = up.maskSettings(w, `{"envVars":[`+entry("DB", `,"onExtractNoMatch":"error"`)+`]}`)
 		r = w.srtEnv([]string{"DB=no-credentials-here"}, "-s", s, "-c", "touch "+w.path("ran"))
 		want := `srt: credentials.envVars entry "DB": extract pattern "://[^:]+:([^@]+)@" matched nothing (onExtractNoMatch: "error"). Fix the regex, change to "warn"/"deny", or remove the entry.` + "\n"
-		if r.code != 1 || r.stderr != want || r.stdout != "" {
+		if r.code != 1 || withoutAnnouncement(r.stderr) != want || r.stdout != "" {
 			t.Errorf("onExtractNoMatch error: got %s\nwant exit 1 and stderr %q", r, want)
 		}
 		if exists(w.path("ran")) {
@@ -250,6 +250,9 @@ func TestMaskExtract(t *testing.T) {
 		}
 
 		// The same three for a file.
+		if skipPart(t, "file") {
+			return
+		}
 		file := w.write("home/proj/conf.ini", "user = app\nnothing to see\n")
 		fileEntry := func(on string) string {
 			return `{"files":[{"path":"` + file + `","mode":"mask","extract":"password\\s*=\\s*(\\S+)"` + on + `}]}`
@@ -261,7 +264,7 @@ func TestMaskExtract(t *testing.T) {
 		expect(t, r, 0, "cat: "+file+": Permission denied\ncat=1\n", "!nothing to see", "!WARNING")
 		r = w.srt("-s", up.maskSettings(w, fileEntry(`,"onExtractNoMatch":"error"`)), "-c", "touch "+w.path("ran"))
 		want = `srt: credentials.files entry "` + file + `": extract pattern "password\s*=\s*(\S+)" that matched nothing (onExtractNoMatch: "error"). Fix the config, change to "warn"/"deny", or remove the entry.` + "\n"
-		if r.code != 1 || r.stderr != want || r.stdout != "" {
+		if r.code != 1 || withoutAnnouncement(r.stderr) != want || r.stdout != "" {
 			t.Errorf("a file, onExtractNoMatch error: got %s\nwant exit 1 and stderr %q", r, want)
 		}
 		if exists(w.path("ran")) {

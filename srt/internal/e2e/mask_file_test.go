@@ -130,6 +130,7 @@ for f in glob.glob("/proc/[0-9]*/fd/*"):
 // Not covered, as docs/credentials.md says: a hard link to the file made
 // before the run, at another path (mask or deny that path too).
 func TestMaskFile(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		pw, tok := secret("pw", 24), secret("tk", 32)
 		netrc := w.write("home/proj/creds/netrc", "machine api.test\nlogin me\npassword "+pw+"\n# old: "+pw+"\n")

@@ -132,6 +132,7 @@ func mitmSettings(socket, loopback, extra string) string {
 // resolves nowhere). An allowed host it does not name goes direct, and a
 // refused host it names never reaches it.
 func TestMITMProxyClients(t *testing.T) {
+	skipOnLandlock(t)
 	up, direct := startUpstream(t), startUpstream(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		m := startMITMProxy(t, w, connectOK, up.addr())
@@ -174,6 +175,7 @@ func TestMITMProxyClients(t *testing.T) {
 // socket that is not there, give the client a 502 whose reason names the
 // socket (and quotes the refusal); a captured connection is reset.
 func TestMITMProxyFailures(t *testing.T) {
+	skipOnLandlock(t)
 	up := startUpstream(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		m := startMITMProxy(t, w, "HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\n\r\n", up.addr())

@@ -13,6 +13,7 @@ import (
 )
 
 func TestSandboxSeesItsOwnProcessesAndUID(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		r := w.sh("", "id -u; ps -e -o pid=,comm=")
 		expect(t, r, 0)

@@ -557,6 +557,7 @@ func TestReview12EnvAllowList(t *testing.T) {
 // host's loopback) rather than take 127.0.0.1:P beside it, and the
 // host's service stays.
 func TestReview12ExposeHostV6Taken(t *testing.T) {
+	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		ln, err := net.Listen("tcp6", "[::1]:0")
 		if err != nil {

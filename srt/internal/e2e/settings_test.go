@@ -59,7 +59,7 @@ func TestMissingPathsWarned(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
 		s := w.settings(fsSettings(`{"denyRead":["~/.asw"],"allowWrite":["./buidl"],"denyWrite":[]}`))
 		r := w.srt("-s", s, "-c", "echo out; echo x > buidl")
-		expect(t, r, 1, "out\n", "Read-only file system",
+		expect(t, r, 1, "out\n", refusedText("EROFS"),
 			`srt: warning: filesystem.allowWrite names paths that do not exist, so they grant nothing; make them before srt starts (a path made later stays read-only in the sandbox), or correct the entries: "./buidl" (`+w.dir+`/buidl)`,
 			`srt: warning: filesystem.denyRead names paths that do not exist, so they hide nothing; a path made while the sandbox runs is readable in it, so correct an entry with a typo: "~/.asw" (`+w.home+`/.asw)`)
 		if r.stdout != "out\n" {

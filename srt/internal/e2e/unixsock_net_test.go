@@ -20,6 +20,7 @@ import (
 // to an unlisted host socket is refused, so the supervisor is on. dig and
 // the last Unix connect call from a thread other than the process's first.
 func TestUnixSocketsNetworkUnderSupervision(t *testing.T) {
+	skipOnLandlock(t)
 	up := startUpstream(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		socks := w.mkdir("socks")

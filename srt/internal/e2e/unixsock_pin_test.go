@@ -74,7 +74,12 @@ l = socket.socket(socket.AF_UNIX); l.bind("agent/later.sock"); l.listen(1)
 c = socket.socket(socket.AF_UNIX); c.connect("agent/later.sock"); print("OWN", l.accept()[0] is not None)
 '
 rm agent/later.sock; mv priv/priv.sock agent/later.sock && python3 client.py c=agent/later.sock`)
-		expect(t, r, 0, "OWN True", "REFUSED agent/later.sock PermissionError 13",
+		own := "OWN True"
+		if skipPart(t, "own socket") {
+			// Its own socket is refused as a host daemon's would be.
+			own = "PermissionError: [Errno 13] Permission denied"
+		}
+		expect(t, r, 0, own, "REFUSED agent/later.sock PermissionError 13",
 			"network.allowUnixSockets.1: "+later+" is no socket now, and the sandbox may write "+agentDir+" (filesystem.allowWrite.0)",
 			"deny unix-connect "+later+" (srt found no socket its daemon bound there when the sandbox started", "!hello from "+priv)
 		os.Remove(later)

@@ -18,9 +18,11 @@ import (
 // before startSupervisor installs the filter.
 var supervisor usernotif.Server
 
-// superviseUnixSockets registers the gate of network.allowUnixSockets.
-func superviseUnixSockets(allowed []UnixSocket) error {
-	gate := &unixgate.Gate{Report: reportViolation}
+// superviseUnixSockets registers the gate of network.allowUnixSockets;
+// hostNetwork: the command has no network namespace (the Landlock
+// backend).
+func superviseUnixSockets(allowed []UnixSocket, hostNetwork bool) error {
+	gate := &unixgate.Gate{Report: reportViolation, HostNetwork: hostNetwork}
 	for _, u := range allowed {
 		e := unixgate.Entry{Path: u.Path, Pinned: u.Pinned, Changed: u.Changed}
 		if u.ID != nil {
@@ -38,7 +40,7 @@ func superviseUnixSockets(allowed []UnixSocket) error {
 func supervise(arch seccomp.Arch, spec Spec) error {
 	gate := !spec.BlockUnixSockets && len(spec.UnixSockets) > 0
 	if gate {
-		if err := superviseUnixSockets(spec.UnixSockets); err != nil {
+		if err := superviseUnixSockets(spec.UnixSockets, spec.NoNS.On); err != nil {
 			return err
 		}
 	}

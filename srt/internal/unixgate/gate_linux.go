@@ -43,6 +43,13 @@ type Gate struct {
 	Allowed []Entry
 	// Report is called with each refusal's violation line.
 	Report func(line string)
+	// HostNetwork says the command has no network namespace of its own
+	// (srt's Landlock backend). Then sock_diag here lists the host's
+	// sockets, so none is taken for one the sandbox bound itself; and an
+	// abstract address, which the gate's own connect would reach from
+	// outside the command's Landlock scope, is refused as that scope
+	// refuses one bound outside (EPERM).
+	HostNetwork bool
 }
 
 // Entry is one listed path.
@@ -347,6 +354,12 @@ func (g *Gate) route(r *usernotif.Request, domain int, sa []byte, op string) ([]
 	if e != 0 {
 		return nil, nothing, e
 	}
+	if kind == addrAbstract && g.HostNetwork {
+		if g.Report != nil {
+			g.Report("deny " + op + " @" + string(path))
+		}
+		return nil, nothing, unix.EPERM
+	}
 	if kind != addrPath {
 		// Abstract: the sandbox has a network namespace of its own, where
 		// the host's abstract sockets do not exist, and Landlock's scope
@@ -373,7 +386,7 @@ func (g *Gate) route(r *usernotif.Request, domain int, sa []byte, op string) ([]
 	allowed, why := g.decide(real, st)
 	switch {
 	case allowed:
-	case boundInside(st):
+	case !g.HostNetwork && boundInside(st):
 		allowed = true // a socket the sandbox bound itself
 	case why == "" && real != name:
 		why = " (resolves to " + real + ")"
