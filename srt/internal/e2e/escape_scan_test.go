@@ -29,7 +29,6 @@ const scanDirsBudget = "20001"
 // with the others, so the repository beside it stays protected and the
 // rest of the working directory writable.
 func TestEscapeScanExhausted(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		sub := w.mkdir("home/proj/sub")
 		w.gitOnHostOK(sub, "init", "-q")

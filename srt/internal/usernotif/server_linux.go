@@ -271,13 +271,33 @@ const addfdFlagSend = 1 << 1 // SECCOMP_ADDFD_FLAG_SEND (Linux 5.14)
 // number, at once (SECCOMP_ADDFD_FLAG_SEND) or, on a kernel without it,
 // in two steps. It closes in.FD. done says the call was answered;
 // otherwise send answers it with the reply.
+//
+// No signal may reach this thread while the ioctl waits: with
+// SECCOMP_ADDFD_FLAG_SEND the kernel marks the call answered before the
+// target has taken the descriptor, and an ADDFD interrupted then (the Go
+// runtime's preemption signal, SIGURG) withdraws the descriptor but not
+// the answer, so the target's call returned 0 — an open that "returned"
+// descriptor 0, its standard input (seen once in some 100 000 opens).
+// The restarted ioctl then finds the call answered (ENOENT). Every
+// signal is held back for the ioctl's duration instead, on a locked
+// thread, and delivered after it.
 func inject(listener int, id uint64, in *Injection) (reply Reply, done bool) {
 	defer unix.Close(in.FD)
 	a := notifAddFD{id: id, srcfd: uint32(in.FD), flags: addfdFlagSend}
 	if in.CloExec {
 		a.newfdFlags = unix.O_CLOEXEC
 	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	all, old := unix.Sigset_t{}, unix.Sigset_t{}
+	for i := range all.Val {
+		all.Val[i] = ^uint64(0)
+	}
+	if err := unix.PthreadSigmask(unix.SIG_SETMASK, &all, &old); err != nil {
+		return Fail(unix.EIO), false
+	}
 	_, _, errno := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&a)))
+	unix.PthreadSigmask(unix.SIG_SETMASK, &old, nil)
 	if errno == unix.EINVAL {
 		a.flags = 0
 		fd, _, e := unix.Syscall(unix.SYS_IOCTL, uintptr(listener), unix.SECCOMP_IOCTL_NOTIF_ADDFD, uintptr(unsafe.Pointer(&a)))
