@@ -17,7 +17,9 @@ func TestEscapePtrace(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
 		s := fsSettings(writeCwd)
 		// A sibling in the sandbox shows the loop reaches what it may.
-		p := w.probeShell(s, `sleep 30 & exec "$PROBE" ptrace-all`)
+		// The probe starts once the sibling is sleep: until its exec it
+		// is a copy of the shell, named bash.
+		p := w.probeShell(s, `sleep 30 & i=0; while [ "$(cat /proc/$!/comm)" != sleep ] && [ $i -lt 2000 ]; do i=$((i+1)); done; exec "$PROBE" ptrace-all`)
 		procs := p.procs()
 		sibling := ""
 		for pid, name := range procs {
