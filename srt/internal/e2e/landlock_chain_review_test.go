@@ -126,17 +126,7 @@ func TestLandlockChainHostile(t *testing.T) {
 		if runtime.GOARCH == "amd64" {
 			want["x32-mkdir"], want["int80-mkdir"] = "ENOSYS", "ENOSYS"
 		}
-		got := map[string]string{}
-		for _, l := range strings.Split(r.stdout, "\n") {
-			if k, v, ok := strings.Cut(l, " "); ok {
-				got[k] = v
-			}
-		}
-		for k, v := range want {
-			if got[k] != v {
-				t.Errorf("%s: got %q, want %q", k, got[k], v)
-			}
-		}
+		wantSteps(t, r.stdout, want)
 		if t.Failed() {
 			t.Logf("%s", r)
 		}
@@ -311,12 +301,7 @@ t("trunc-new", lambda: (open("tn", "w").write("abc"), os.close(os.open("tn", os.
 `)
 		s := fsSettings(`{"allowWrite":["."],"denyWrite":[],"denyRead":["` + w.path("home/proj/secrets") + `","` + w.path("home/proj/.env") + `"]}`)
 		r := w.landlock(s, "python3 "+probe)
-		got := map[string]string{}
-		for _, l := range strings.Split(r.stdout, "\n") {
-			if k, v, ok := strings.Cut(l, " "); ok {
-				got[k] = v
-			}
-		}
+		got := stepLines(r.stdout)
 		for _, k := range []string{"ls-cwd", "ls-secrets", "read-key", "sym-dotdot", "sym-abs-cwd", "sym-secrets", "sym-key",
 			"sym-env-chain", "rename-secrets", "mv-nd-into-secrets", "proc-cwd-list", "dirfd-dotdot-env", "dirfd-dotdot-list", "rdwr-env"} {
 			if got[k] != "EACCES" {

@@ -143,17 +143,7 @@ func TestLandlockChainDirs(t *testing.T) {
 			"dirfd-rename-hooks": "EACCES", "dirfd-mkdir-ok": "ok", "opath-dirfd-hooks": "EACCES", "dev-fd-hooks": "EACCES", "dev-fd-cwd-ok": "ok", "proc-self-cwd": "EACCES", "proc-self-cwd-ok": "ok",
 			"truncate-config": "EACCES", "create-outside": "EACCES",
 		}
-		got := map[string]string{}
-		for _, l := range strings.Split(r.stdout, "\n") {
-			if k, v, ok := strings.Cut(l, " "); ok {
-				got[k] = v
-			}
-		}
-		for k, v := range want {
-			if got[k] != v {
-				t.Errorf("%s: got %q, want %q", k, got[k], v)
-			}
-		}
+		wantSteps(t, r.stdout, want)
 		if t.Failed() {
 			t.Logf("%s", r)
 		}
@@ -347,17 +337,7 @@ func TestLandlockChainReads(t *testing.T) {
 			"hardlink-env": "EACCES", "rename-env": "EACCES", "rdwr-mcp": "EACCES", "rdwr-mcp-link": "EACCES",
 			"read-mcp": `{"mcpServers":{}}`,
 		}
-		got := map[string]string{}
-		for _, l := range strings.Split(r.stdout, "\n") {
-			if k, v, ok := strings.Cut(l, " "); ok {
-				got[k] = v
-			}
-		}
-		for k, v := range want {
-			if got[k] != v {
-				t.Errorf("%s: got %q, want %q", k, got[k], v)
-			}
-		}
+		wantSteps(t, r.stdout, want)
 		if strings.Contains(r.stdout, "SECRET") {
 			t.Errorf("ESCAPE: a hidden file was read:\n%s", r.stdout)
 		}
@@ -371,4 +351,27 @@ func TestLandlockChainReads(t *testing.T) {
 			t.Error("ESCAPE: the hidden file was linked or moved")
 		}
 	})
+}
+
+// stepLines reads a probe script's output, one "step result" per line,
+// into a map by step.
+func stepLines(out string) map[string]string {
+	got := map[string]string{}
+	for _, l := range strings.Split(out, "\n") {
+		if k, v, ok := strings.Cut(l, " "); ok {
+			got[k] = v
+		}
+	}
+	return got
+}
+
+// wantSteps holds each step of want to its result in out.
+func wantSteps(t *testing.T, out string, want map[string]string) {
+	t.Helper()
+	got := stepLines(out)
+	for k, v := range want {
+		if got[k] != v {
+			t.Errorf("%s: got %q, want %q", k, got[k], v)
+		}
+	}
 }
