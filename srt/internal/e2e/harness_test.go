@@ -21,6 +21,12 @@ import (
 var bin string
 
 func TestMain(m *testing.M) {
+	if dir := os.Getenv("SRT_E2E_BIN"); dir != "" {
+		// Built beforehand (scripts/test-uml: the suite runs in a
+		// kernel of its own, where nothing can be built).
+		bin = dir
+		os.Exit(m.Run())
+	}
 	dir, err := os.MkdirTemp("", "srt-e2e-bin-")
 	if err != nil {
 		panic(err)
@@ -201,7 +207,62 @@ func (w *workspace) command(env []string, args ...string) *exec.Cmd {
 	if os.Geteuid() == 0 && w.r.uid != 0 {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(w.r.uid), Gid: uint32(w.r.gid), Groups: []uint32{}}}
 	}
+	w.delegate(cmd)
 	return cmd
+}
+
+// cgroupDelegate (SRT_TEST_CGROUP_DELEGATE) is a cgroup v2 directory under
+// which every srt the suite runs starts alone in a cgroup of its own,
+// delegated to the runner: what `systemd-run --user --scope -p
+// Delegate=yes srt ...` gives a user, and what srt's limits need for their
+// cgroup branch (docs/settings.md). scripts/test-uml sets it.
+var cgroupDelegate = os.Getenv("SRT_TEST_CGROUP_DELEGATE")
+
+// delegate starts cmd in a fresh cgroup under cgroupDelegate, owned by
+// the runner (the directory and the files delegation hands over), and
+// removes it, with what srt made in it, when the test ends.
+func (w *workspace) delegate(cmd *exec.Cmd) {
+	if cgroupDelegate == "" {
+		return
+	}
+	w.t.Helper()
+	dir, err := os.MkdirTemp(cgroupDelegate, "run-")
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() { removeCgroup(dir) })
+	for _, f := range []string{"", "cgroup.procs", "cgroup.subtree_control", "cgroup.threads"} {
+		if err := os.Chown(filepath.Join(dir, f), w.r.uid, w.r.gid); err != nil {
+			w.t.Fatal(err)
+		}
+	}
+	fd, err := syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() { syscall.Close(fd) })
+	if cmd.SysProcAttr == nil {
+		cmd.SysProcAttr = &syscall.SysProcAttr{}
+	}
+	cmd.SysProcAttr.UseCgroupFD, cmd.SysProcAttr.CgroupFD = true, fd
+}
+
+// removeCgroup removes a cgroup and the cgroups beneath it, ending what
+// still runs there.
+func removeCgroup(dir string) {
+	ents, _ := os.ReadDir(dir)
+	for _, e := range ents {
+		if e.IsDir() {
+			removeCgroup(filepath.Join(dir, e.Name()))
+		}
+	}
+	os.WriteFile(filepath.Join(dir, "cgroup.kill"), []byte("1"), 0)
+	for range 100 {
+		if err := syscall.Rmdir(dir); err != syscall.EBUSY {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 }
 
 // sh runs a shell command string in the sandbox with the given settings.

@@ -32,17 +32,20 @@ const leafPrefix = "srt-"
 // MakeLeaf makes the leaf of a sandbox under cg with a's limits.
 func MakeLeaf(cg *Cgroup, a *Applied) (*Leaf, error) {
 	pid := strconv.Itoa(os.Getpid())
-	if cg.MoveSelf {
-		self := filepath.Join(cg.Dir, leafPrefix+pid+"-self")
-		if err := os.Mkdir(self, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
-			return nil, err
+	// A process srt starts meanwhile (none is expected: its helpers are
+	// running) lands in cg.Dir and makes enabling fail with EBUSY: moved
+	// too, and tried again.
+	for try := 1; len(cg.Enable) > 0; try++ {
+		if cg.MoveSelf {
+			if err := moveOurs(cg.Dir); err != nil {
+				return nil, err
+			}
 		}
-		if err := write(filepath.Join(self, "cgroup.procs"), pid); err != nil {
-			return nil, fmt.Errorf("moving srt into a cgroup of its own, %s: %w", self, err)
+		err := write(filepath.Join(cg.Dir, "cgroup.subtree_control"), "+"+strings.Join(cg.Enable, " +"))
+		if err == nil {
+			break
 		}
-	}
-	if len(cg.Enable) > 0 {
-		if err := write(filepath.Join(cg.Dir, "cgroup.subtree_control"), "+"+strings.Join(cg.Enable, " +")); err != nil {
+		if !cg.MoveSelf || !errors.Is(err, unix.EBUSY) || try == 5 {
 			return nil, fmt.Errorf("enabling %s in %s: %w", strings.Join(cg.Enable, " and "), cg.Dir, err)
 		}
 	}
@@ -62,6 +65,30 @@ func MakeLeaf(cg *Cgroup, a *Applied) (*Leaf, error) {
 		return nil, err
 	}
 	return l, nil
+}
+
+// selfLeaf is the name of the cgroup srt moves itself and its helpers
+// into, beside the leaves, when the controllers must be enabled in the
+// cgroup it started in (Cgroup.MoveSelf).
+func selfLeaf(pid int) string { return leafPrefix + strconv.Itoa(pid) + "-self" }
+
+// moveOurs moves srt and the processes it started from dir into its
+// selfLeaf.
+func moveOurs(dir string) error {
+	self := filepath.Join(dir, selfLeaf(os.Getpid()))
+	if err := os.Mkdir(self, 0o755); err != nil && !errors.Is(err, os.ErrExist) {
+		return err
+	}
+	for _, p := range words(filepath.Join(dir, "cgroup.procs")) {
+		if !ours(p) {
+			continue
+		}
+		// A helper that has just ended is no error.
+		if err := write(filepath.Join(self, "cgroup.procs"), p); err != nil && !errors.Is(err, unix.ESRCH) {
+			return fmt.Errorf("moving srt and its helpers into a cgroup of their own, %s: %w", self, err)
+		}
+	}
+	return nil
 }
 
 func (l *Leaf) set(a *Applied) error {

@@ -45,9 +45,9 @@ type Cgroup struct {
 	// Enable are the controllers srt must enable in Dir's
 	// cgroup.subtree_control first ("memory", "pids").
 	Enable []string
-	// MoveSelf: Dir holds srt alone, and no controller can be enabled
-	// for a cgroup that holds a process: srt first moves itself into a
-	// leaf of its own (SelfLeaf).
+	// MoveSelf: Dir holds srt and its helpers alone, and no controller
+	// can be enabled for a cgroup that holds a process: srt first moves
+	// them into a cgroup of their own beside the leaves (selfLeaf).
 	MoveSelf bool
 }
 

@@ -55,6 +55,11 @@ func (p Prober) cgroup(needMemory, needPids bool) (*Cgroup, string) {
 	if err != nil {
 		return nil, err.Error()
 	}
+	if filepath.Base(rel) == selfLeaf(os.Getpid()) {
+		// An earlier command of this srt moved it (and its helpers)
+		// into a leaf of their own: the leaves go beside it.
+		rel = filepath.Dir(rel)
+	}
 	dir := filepath.Join(mnt, rel)
 	available := words(filepath.Join(dir, "cgroup.controllers"))
 	var want []string
@@ -83,13 +88,47 @@ func (p Prober) cgroup(needMemory, needPids bool) (*Cgroup, string) {
 		return cg, ""
 	}
 	// Controllers can be enabled only for a cgroup without processes:
-	// srt moves itself out first, when it is the only one there.
-	procs := words(filepath.Join(dir, "cgroup.procs"))
-	if len(procs) != 1 || procs[0] != strconv.Itoa(os.Getpid()) {
-		return nil, fmt.Sprintf("cgroup %s holds other processes than srt, so srt cannot enable %s for a child of it", dir, strings.Join(cg.Enable, " and "))
+	// srt moves itself out first, with its helpers (srt-proxy, the
+	// decider), when they are the only ones there.
+	for _, p := range words(filepath.Join(dir, "cgroup.procs")) {
+		if !ours(p) {
+			return nil, fmt.Sprintf("cgroup %s holds other processes than srt, so srt cannot enable %s for a child of it", dir, strings.Join(cg.Enable, " and "))
+		}
 	}
 	cg.MoveSelf = true
 	return cg, ""
+}
+
+// ours reports whether the process pid is srt or one it started (its
+// descendants: srt-proxy, the decider).
+func ours(pid string) bool {
+	self := os.Getpid()
+	n, err := strconv.Atoi(pid)
+	for range 64 {
+		if err != nil || n <= 1 {
+			return false
+		}
+		if n == self {
+			return true
+		}
+		n, err = parent(n)
+	}
+	return false
+}
+
+// parent is the parent of the process pid, from /proc/<pid>/stat (the
+// field after the command's name, which ends at the last ')').
+func parent(pid int) (int, error) {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return 0, err
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	f := strings.Fields(string(b[i+1:]))
+	if i < 0 || len(f) < 2 {
+		return 0, fmt.Errorf("/proc/%d/stat: %q", pid, b)
+	}
+	return strconv.Atoi(f[1])
 }
 
 // unifiedPath is the cgroup v2 path of /proc/<pid>/cgroup's "0::" line.

@@ -4,6 +4,7 @@ package limits
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"testing"
@@ -39,6 +40,25 @@ func TestProbeCgroup(t *testing.T) {
 	if cg, why = p.cgroup(true, true); cg == nil || cg.MoveSelf || len(cg.Enable) != 0 {
 		t.Fatalf("controllers enabled: %+v %q", cg, why)
 	}
+	// srt's helpers (its children) are srt's to move.
+	child := exec.Command("sleep", "30")
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	put(filepath.Join(dir, "cgroup.subtree_control"), "")
+	put(filepath.Join(dir, "cgroup.procs"), strconv.Itoa(os.Getpid())+"\n"+strconv.Itoa(child.Process.Pid)+"\n")
+	if cg, why = p.cgroup(true, true); cg == nil || cg.Dir != dir || !cg.MoveSelf {
+		t.Fatalf("srt and its helpers: %+v %q", cg, why)
+	}
+	// Moved by an earlier command of this srt: the leaves go beside it.
+	os.MkdirAll(filepath.Join(dir, selfLeaf(os.Getpid())), 0o755)
+	put(filepath.Join(self, "cgroup"), "0::/user.slice/run-1.scope/"+selfLeaf(os.Getpid())+"\n")
+	put(filepath.Join(dir, "cgroup.subtree_control"), "memory pids\n")
+	if cg, why = p.cgroup(true, true); cg == nil || cg.Dir != dir || cg.MoveSelf || len(cg.Enable) != 0 {
+		t.Fatalf("already moved: %+v %q", cg, why)
+	}
+	put(filepath.Join(self, "cgroup"), "4:memory:/x\n1:name=systemd:/\n0::/user.slice/run-1.scope\n")
 	put(filepath.Join(dir, "cgroup.subtree_control"), "")
 	put(filepath.Join(dir, "cgroup.procs"), "1\n"+strconv.Itoa(os.Getpid())+"\n")
 	if cg, why = p.cgroup(true, false); cg != nil || why != "cgroup "+dir+" holds other processes than srt, so srt cannot enable memory for a child of it" {
