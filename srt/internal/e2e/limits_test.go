@@ -210,3 +210,58 @@ except OSError as e:
 		}
 	})
 }
+
+// The leaves of an srt killed before it could remove them are removed by
+// the next srt that makes one beside them. As root in the root cgroup of a
+// hierarchy with memory (SRT_TEST_CGROUP_ROOT: scripts/test-uml), where
+// srt makes its leaves with no cgroup of its own.
+func TestLimitsCgroupSweep(t *testing.T) {
+	root := os.Getenv("SRT_TEST_CGROUP_ROOT")
+	if root == "" || os.Geteuid() != 0 {
+		t.Skip("needs root and the root of a cgroup v2 hierarchy with memory (SRT_TEST_CGROUP_ROOT): scripts/test-uml runs it")
+	}
+	w := newWorkspace(t, runners(t)[0])
+	s := limitsSettings(w, `{"memoryMiB":64}`)
+	fd, err := syscall.Open(root, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer syscall.Close(fd)
+	inRoot := func(c *exec.Cmd) *exec.Cmd {
+		if c.SysProcAttr == nil {
+			c.SysProcAttr = &syscall.SysProcAttr{}
+		}
+		c.SysProcAttr.UseCgroupFD, c.SysProcAttr.CgroupFD = true, fd
+		return c
+	}
+	leaves := func(pid int) []string {
+		m, _ := filepath.Glob(filepath.Join(root, "srt-"+strconv.Itoa(pid)+"-*"))
+		return m
+	}
+	a := inRoot(w.command(nil, "-s", s, "-c", "sleep 60"))
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var left []string
+	for i := 0; i < 200 && len(left) == 0; i++ {
+		time.Sleep(50 * time.Millisecond)
+		left = leaves(a.Process.Pid)
+	}
+	if len(left) != 1 {
+		a.Process.Kill()
+		a.Wait()
+		t.Fatalf("srt's leaf did not appear in %s: %v", root, left)
+	}
+	a.Process.Kill()
+	a.Wait()
+	if _, err := os.Stat(left[0]); err != nil {
+		t.Fatalf("the killed srt's leaf is gone already (%v): nothing left to sweep", err)
+	}
+	r := w.run(inRoot(w.command(nil, "-s", s, "-c", "echo ran")))
+	if r.code != 0 || r.stdout != "ran\n" {
+		t.Fatalf("the next srt\n%s", r)
+	}
+	if _, err := os.Stat(left[0]); !os.IsNotExist(err) {
+		t.Fatalf("the killed srt's leaf %s is still there after the next srt: %v", left[0], err)
+	}
+}
