@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -168,6 +169,43 @@ func TestLandlockNested(t *testing.T) {
 		}
 		if !exists(w.path("home/proj/inner/a")) || !exists(w.path("home/proj/out/outer-ok")) {
 			t.Error("the allowed writes did not reach the host")
+		}
+	})
+}
+
+// On a kernel without Landlock (SRT_TEST_NO_LANDLOCK_KERNEL: scripts/test-uml
+// runs one), the Landlock backend refuses to run, naming the kernel
+// feature, and nothing runs; "requireLandlock" makes the bubblewrap
+// backend refuse too; without it bubblewrap runs, warning once.
+func TestNoLandlockKernel(t *testing.T) {
+	if os.Getenv("SRT_TEST_NO_LANDLOCK_KERNEL") == "" {
+		t.Skip("needs a kernel without Landlock (SRT_TEST_NO_LANDLOCK_KERNEL): scripts/test-uml runs it")
+	}
+	if b, _ := os.ReadFile("/sys/kernel/security/lsm"); strings.Contains(string(b), "landlock") {
+		t.Fatalf("SRT_TEST_NO_LANDLOCK_KERNEL, but this kernel has Landlock: %s", b)
+	}
+	forEach(t, func(t *testing.T, w *workspace) {
+		s := limitsSettings(w, `{}`)
+		cmd := exec.Command(filepath.Join(bin, "srt"), "--backend", "landlock", "--allow-weaker=root", "-s", s, "-c", "touch ran")
+		cmd.Dir, cmd.Env = w.dir, w.env()
+		cmd.SysProcAttr = w.command(nil).SysProcAttr
+		r := w.run(cmd)
+		if r.code == 0 || !strings.Contains(r.stderr, "this kernel has none") || !strings.Contains(r.stderr, "CONFIG_SECURITY_LANDLOCK") {
+			t.Fatalf("--backend landlock without Landlock\n%s", r)
+		}
+		if _, err := os.Stat(filepath.Join(w.dir, "ran")); err == nil {
+			t.Fatal("the command ran although its backend was refused")
+		}
+		r = w.srt("-s", w.write("require.json", `{"network":{"allowedDomains":[],"deniedDomains":[]},"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]},"requireLandlock":true}`), "-c", "touch ran")
+		if r.code == 0 || !strings.Contains(r.stderr, "requireLandlock") {
+			t.Fatalf("requireLandlock without Landlock\n%s", r)
+		}
+		if _, err := os.Stat(filepath.Join(w.dir, "ran")); err == nil {
+			t.Fatal("the command ran although requireLandlock was refused")
+		}
+		r = w.srt("-s", s, "-c", "echo ran")
+		if r.code != 0 || r.stdout != "ran\n" || strings.Count(r.stderr, "this kernel has no Landlock") != 1 {
+			t.Fatalf("bubblewrap without Landlock\n%s", r)
 		}
 	})
 }
