@@ -7,8 +7,9 @@ package sandbox
 // the outer srt listens on two spare ports of 127.0.0.1 for it, lets its
 // command connect to them, and queues them (SCM_RIGHTS) on a Unix socket
 // whose other end the command inherits, named in ListenersVar. The srt
-// inside that reads the socket first takes them; it gives them back when
-// its command is done, and the outer srt offers them again. The outer srt
+// inside that reads the socket first takes them and sends a lease back;
+// when the lease ends (its command done, or that srt gone) the outer srt
+// offers them again. The outer srt
 // keeps its copies, never accepting on them, so that the ports stay bound
 // to nobody else until its command ends.
 
@@ -28,11 +29,13 @@ import (
 )
 
 // The messages on the socket: the offer (with the listeners), and the
-// inner srt's word that it is done with them, upon which the outer srt
-// offers them again (to the next srt run in the sandbox).
+// lease an srt inside sends once it took them: one end of a Unix socket
+// whose other end it holds while it uses them. When that end closes (its
+// command is done, or the srt is gone, killed included) the outer srt
+// offers the listeners again, to the next srt run in the sandbox.
 const (
 	sparesOffer = "srt-landlock-listeners 1"
-	sparesBack  = "srt-landlock-listeners back"
+	sparesLease = "srt-landlock-listeners lease"
 )
 
 // spares are the listeners an outer srt offers its command: its copies
@@ -45,6 +48,11 @@ type spares struct {
 	conn   *net.UnixConn
 	end    *os.File
 	done   chan struct{} // closed when serve returns
+	watch  sync.WaitGroup
+
+	mu     sync.Mutex
+	lease  net.Conn // the lease watched (one at a time), or nil
+	closed bool
 }
 
 // offerSpares listens on two spare ports of the host's loopback and
@@ -57,12 +65,12 @@ func offerSpares() (*spares, error) {
 	}
 	s := &spares{files: files, ports: ports, done: make(chan struct{})}
 	fail := func(err error) (*spares, error) {
+		close(s.done)
 		s.close()
 		return nil, fmt.Errorf("sandbox: the spare listeners for an srt inside: %w", err)
 	}
 	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
 	if err != nil {
-		close(s.done)
 		return fail(err)
 	}
 	s.end = os.NewFile(uintptr(pair[1]), "srt-landlock-listeners")
@@ -70,7 +78,6 @@ func offerSpares() (*spares, error) {
 	fc, err := net.FileConn(ours)
 	ours.Close()
 	if err != nil {
-		close(s.done)
 		return fail(err)
 	}
 	s.conn = fc.(*net.UnixConn)
@@ -80,7 +87,6 @@ func offerSpares() (*spares, error) {
 	}
 	s.rights = unix.UnixRights(fds...)
 	if err := s.offer(); err != nil {
-		close(s.done)
 		return fail(err)
 	}
 	go s.serve()
@@ -93,31 +99,73 @@ func (s *spares) offer() error {
 	return err
 }
 
-// serve offers the listeners again each time an srt inside gives them
-// back, until the command's end is closed (or close closes srt's).
-// Descriptors sent to srt are closed unused.
+// serve watches the leases srt inside send, one at a time, until the
+// command's end is closed (or close closes srt's). Every other
+// descriptor sent to srt is closed unused.
 func (s *spares) serve() {
 	defer close(s.done)
 	buf := make([]byte, 64)
 	oob := make([]byte, unix.CmsgSpace(4*16))
 	for {
 		n, oobn, _, _, err := s.conn.ReadMsgUnix(buf, oob)
+		var fds []int
 		if cms, perr := unix.ParseSocketControlMessage(oob[:oobn]); perr == nil {
 			for _, cm := range cms {
-				if fds, err := unix.ParseUnixRights(&cm); err == nil {
-					for _, fd := range fds {
-						unix.Close(fd)
-					}
+				if got, err := unix.ParseUnixRights(&cm); err == nil {
+					fds = append(fds, got...)
 				}
 			}
+		}
+		if err == nil && n > 0 && string(buf[:n]) == sparesLease && len(fds) == 1 && s.watchLease(fds[0]) {
+			fds = nil
+		}
+		for _, fd := range fds {
+			unix.Close(fd)
 		}
 		if err != nil || n == 0 {
 			return
 		}
-		if string(buf[:n]) == sparesBack && s.offer() != nil {
-			return
-		}
 	}
+}
+
+// watchLease watches the lease fd (a Unix socket) until its other end
+// closes, then offers the listeners again; false (fd left open) when fd
+// is no Unix socket, another lease is watched, or srt closes.
+func (s *spares) watchLease(fd int) bool {
+	if d, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_DOMAIN); err != nil || d != unix.AF_UNIX {
+		return false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.lease != nil || s.closed {
+		return false
+	}
+	f := os.NewFile(uintptr(fd), "srt-landlock-lease")
+	c, err := net.FileConn(f)
+	f.Close() // (FileConn has a copy)
+	if err != nil {
+		return true
+	}
+	s.lease = c
+	s.watch.Add(1)
+	go func() {
+		defer s.watch.Done()
+		b := make([]byte, 16)
+		for {
+			if _, err := c.Read(b); err != nil {
+				break
+			}
+		}
+		c.Close()
+		s.mu.Lock()
+		s.lease = nil
+		closed := s.closed
+		s.mu.Unlock()
+		if !closed {
+			s.offer()
+		}
+	}()
+	return true
 }
 
 // close closes the outer srt's copies and its end of the socket.
@@ -125,10 +173,17 @@ func (s *spares) close() {
 	if s == nil {
 		return
 	}
+	s.mu.Lock()
+	s.closed = true
+	if s.lease != nil {
+		s.lease.Close()
+	}
+	s.mu.Unlock()
 	if s.conn != nil {
 		s.conn.Close()
 		<-s.done
 	}
+	s.watch.Wait()
 	for _, f := range s.files {
 		f.Close()
 	}
@@ -145,6 +200,7 @@ var inherited struct {
 	end     int    // the socket's descriptor; -1: none
 	why     string // why none
 	busy    bool   // a command of this process holds the listeners
+	lease   int    // this process's end of its lease, while busy; -1: none
 }
 
 // errNoSpares starts the refusals of an srt that can neither bind nor
@@ -164,7 +220,7 @@ func landlockListeners() (files []*os.File, ports proxyPorts, fromOuter bool, er
 	inherited.Lock()
 	defer inherited.Unlock()
 	if !inherited.checked {
-		inherited.checked, inherited.end = true, -1
+		inherited.checked, inherited.end, inherited.lease = true, -1, -1
 		v, ok := os.LookupEnv(initstage.ListenersVar)
 		os.Unsetenv(initstage.ListenersVar)
 		if !ok {
@@ -185,14 +241,30 @@ func landlockListeners() (files []*os.File, ports proxyPorts, fromOuter bool, er
 	if err != nil {
 		return nil, proxyPorts{}, false, fmt.Errorf(errNoSpares+"and the spare listeners the outer srt offers cannot be taken: %v: %w", bindErr, err, ErrCannotSandbox)
 	}
-	inherited.busy = true
+	inherited.busy, inherited.lease = true, sendLease(inherited.end)
 	return files, ports, true, nil
 }
 
-// giveBack tells the outer srt that this process is done with its
-// listeners (its copies are closed already: the egress's), so that it
-// offers them to the next srt inside; and waits (a while) until the offer
-// is there, so that an srt run next in the sandbox finds it.
+// sendLease sends the outer srt one end of a new Unix socket and returns
+// the other (-1 when that fails: then the listeners are not offered again
+// after this srt, which still runs).
+func sendLease(end int) int {
+	pair, err := unix.Socketpair(unix.AF_UNIX, unix.SOCK_SEQPACKET|unix.SOCK_CLOEXEC, 0)
+	if err != nil {
+		return -1
+	}
+	defer unix.Close(pair[0])
+	if err := unix.Sendmsg(end, []byte(sparesLease), unix.UnixRights(pair[0]), nil, unix.MSG_DONTWAIT); err != nil {
+		unix.Close(pair[1])
+		return -1
+	}
+	return pair[1]
+}
+
+// giveBack ends this process's lease of the listeners (its copies are
+// closed already: the egress's), so that the outer srt offers them to
+// the next srt inside; and waits (a while) until the offer is there, so
+// that an srt run next in the sandbox finds it.
 func giveBack() {
 	inherited.Lock()
 	defer inherited.Unlock()
@@ -200,9 +272,11 @@ func giveBack() {
 		return
 	}
 	inherited.busy = false
-	if unix.Sendmsg(inherited.end, []byte(sparesBack), nil, nil, unix.MSG_DONTWAIT) != nil {
+	if inherited.lease < 0 {
 		return
 	}
+	unix.Close(inherited.lease)
+	inherited.lease = -1
 	fds := []unix.PollFd{{Fd: int32(inherited.end), Events: unix.POLLIN}}
 	deadline := time.Now().Add(2 * time.Second)
 	for left := time.Until(deadline); left > 0; left = time.Until(deadline) {

@@ -11,8 +11,9 @@ import (
 )
 
 // TestSparesOfferTakeGiveBack: the outer srt's offer is taken once (a
-// second taker finds it gone), offered again when given back, and ends
-// with the outer srt; the listeners taken are the outer's ports.
+// second taker finds it gone), offered again when the taker's lease ends
+// (one lease is watched at a time), and ends with the outer srt; the
+// listeners taken are the outer's ports.
 func TestSparesOfferTakeGiveBack(t *testing.T) {
 	s, err := offerSpares()
 	if err != nil {
@@ -32,9 +33,26 @@ func TestSparesOfferTakeGiveBack(t *testing.T) {
 	if _, _, err := takeSpares(end); err == nil || !strings.Contains(err.Error(), "another srt in this sandbox holds them") {
 		t.Fatalf("a second take: %v", err)
 	}
-	if err := unix.Sendmsg(end, []byte(sparesBack), nil, nil, 0); err != nil {
-		t.Fatal(err)
+	lease := sendLease(end)
+	if lease < 0 {
+		t.Fatal("no lease sent")
 	}
+	// A second lease while the first is watched: the outer srt closes it
+	// (its peer hangs up), and its end offers nothing.
+	second := sendLease(end)
+	if second < 0 {
+		t.Fatal("no second lease sent")
+	}
+	pfd := []unix.PollFd{{Fd: int32(second), Events: unix.POLLIN}}
+	if n, err := unix.Poll(pfd, 5000); n != 1 || err != nil || pfd[0].Revents&unix.POLLHUP == 0 {
+		t.Fatalf("the second lease is still held by the outer srt: %v %v %#x", n, err, pfd[0].Revents)
+	}
+	unix.Close(second)
+	time.Sleep(50 * time.Millisecond)
+	if _, _, err := takeSpares(end); err == nil {
+		t.Fatal("offered again when a refused lease ended")
+	}
+	unix.Close(lease) // the srt inside done (or killed)
 	var again []*os.File
 	for i := 0; i < 200; i++ {
 		if again, _, err = takeSpares(end); err == nil {
@@ -43,7 +61,7 @@ func TestSparesOfferTakeGiveBack(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	if err != nil {
-		t.Fatalf("not offered again after the give-back: %v", err)
+		t.Fatalf("not offered again after the lease ended: %v", err)
 	}
 	for _, f := range again {
 		f.Close()
