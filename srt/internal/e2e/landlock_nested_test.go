@@ -19,9 +19,10 @@ import (
 // inner's store and not the outer's); a host the inner allows and the
 // outer denies is refused by the outer (403, the outer's violation); the
 // inner command cannot use the outer's proxy past its own; its filesystem
-// rules are narrower too. A second srt run after it gets the listeners
-// again (and says so under -d), and so does one run after an srt inside
-// was killed (its lease ends with it); an srt inside the inner one (a third level) refuses with one
+// rules are narrower too; its --control-fd updates its rules live. A
+// second srt run after it gets the listeners again (and says so under
+// -d), and so does one run after an srt inside was killed (its lease ends
+// with it); an srt inside the inner one (a third level) refuses with one
 // line saying why; and the outer command, taking the spares itself,
 // reaches nothing through them (nobody accepts on them but itself).
 func TestLandlockNestedInLandlock(t *testing.T) {
@@ -45,6 +46,8 @@ func TestLandlockNestedInLandlock(t *testing.T) {
 			`"filesystem":{"allowWrite":["."],"denyWrite":[],"denyRead":[]}}`)
 		inner := w.write("inner.json", `{"network":{"allowedDomains":["`+both.addr()+`","a.example.org","inner-only.test"],"deniedDomains":[]},`+
 			`"filesystem":{"allowWrite":["`+w.path("home/proj/inner")+`"],"denyWrite":[],"denyRead":["`+secret+`"]}}`)
+		update := w.write("update.json", `{"network":{"allowedDomains":["b.example.org"],"deniedDomains":[]},`+
+			`"filesystem":{"allowWrite":["`+w.path("home/proj/inner")+`"],"denyWrite":[],"denyRead":["`+secret+`"]}}`+"\n")
 		srt := filepath.Join(bin, "srt")
 		if w.r.uid == 0 {
 			srt += " --allow-weaker=root"
@@ -82,6 +85,7 @@ for l in ls:
 		r := w.srt(append(landlockArgs(w), "--show-violations", "-s", outer, "-c", strings.Join([]string{
 			`OUTER_PROXY=$HTTP_PROXY ` + srt + ` --show-violations -s ` + inner + ` -c 'sh ` + innerScript + `' 2>&1 | sed 's/^/I: /'`,
 			srt + ` -d -s ` + inner + ` -c 'echo SECOND-OK' 2>&1 | grep -e SECOND -e 'spare listeners'`,
+			srt + ` --control-fd 3 -s ` + inner + ` -c 'for i in $(seq 100); do c=$(curl -s -o /dev/null -w "%{http_code}" --noproxy "" http://b.example.org/); [ "$c" = 502 ] && break; sleep 0.1; done; echo "CONTROL $c"' 3<` + update + ` 2>/dev/null`,
 			srt + ` -s ` + inner + ` -c 'touch inner/started; sleep 30' 2>/dev/null & p=$!`,
 			`for i in $(seq 100); do [ -e inner/started ] && break; sleep 0.1; done; kill -9 $p; wait $p`,
 			srt + ` -s ` + inner + ` -c 'echo AFTER-KILL-OK' 2>&1 | grep AFTER-KILL`,
@@ -93,7 +97,7 @@ for l in ls:
 			"I: SOCKS 200", "I: BYPASS 000", "I: LISTENERS-VAR unset",
 			"I: INNER-WRITE-ok", "I: INNER-NARROWER-WRITE-refused", "I: INNER-READ: cat: "+secret+": Permission denied", "!I: INNER-READ: INNER-ONLY",
 			"SECOND-OK", "srt: debug: the proxies listen on the spare listeners of the outer srt (SRT_LANDLOCK_LISTENERS): ports ",
-			"AFTER-KILL-OK",
+			"AFTER-KILL-OK", "CONTROL 502",
 			"T: srt: srt cannot listen for its network proxies here: binding a port on 127.0.0.1 is refused (permission denied), as inside the Landlock backend's sandbox of another srt, and SRT_LANDLOCK_LISTENERS is not set",
 			"!THIRD-RAN", "OUTER-READ: INNER-ONLY-SECRET", "OWN b'GET'", "!GOT-REPLY")
 		if n := strings.Count(r.stdout, "NO-ANSWER"); n != 2 {
