@@ -277,8 +277,16 @@ func giveBack() {
 	}
 	unix.Close(inherited.lease)
 	inherited.lease = -1
-	fds := []unix.PollFd{{Fd: int32(inherited.end), Events: unix.POLLIN}}
-	deadline := time.Now().Add(2 * time.Second)
+	waitReadableFD(inherited.end, 2*time.Second)
+}
+
+// offerWait is how long an srt inside waits for the outer srt's offer.
+const offerWait = time.Second
+
+// waitReadableFD waits until fd is readable (or hung up), at most d.
+func waitReadableFD(fd int, d time.Duration) {
+	fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+	deadline := time.Now().Add(d)
 	for left := time.Until(deadline); left > 0; left = time.Until(deadline) {
 		if _, err := unix.Poll(fds, int(left/time.Millisecond)+1); err != unix.EINTR {
 			return
@@ -308,6 +316,9 @@ func inheritedSocket(v string) (int, error) {
 func takeSpares(fd int) ([]*os.File, proxyPorts, error) {
 	buf := make([]byte, 64)
 	oob := make([]byte, unix.CmsgSpace(4*16))
+	// The offer may be on its way: the lease of an srt inside that just
+	// ended (killed, say), which the outer srt answers with a new offer.
+	waitReadableFD(fd, offerWait)
 	n, oobn, flags, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_DONTWAIT|unix.MSG_CMSG_CLOEXEC)
 	switch {
 	case errors.Is(err, unix.EAGAIN):
