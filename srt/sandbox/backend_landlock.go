@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -34,7 +35,7 @@ import (
 // cannot do that bubblewrap does.
 
 // weakerSummary is what the announcement says the backend lacks.
-const weakerSummary = "no mount, PID, IPC or network namespace: the command sees the host's processes and their /proc files, may connect to srt-proxy's ports on any address (Landlock's TCP rules know ports, not addresses), gets no network at all outside the proxy variables (no transparent capture, no UDP), refuses with EACCES where bubblewrap says EROFS or EBUSY, and makes new entries in a directory that holds a write-protected path through its supervisor (docs/security.md, \"The Landlock backend\")"
+const weakerSummary = "no mount, PID, IPC or network namespace: the command sees the host's processes and their /proc files, may connect to the ports of srt's proxies (and of the spare listeners it offers an srt inside) on any address (Landlock's TCP rules know ports, not addresses), gets no network at all outside the proxy variables (no transparent capture, no UDP), refuses with EACCES where bubblewrap says EROFS or EBUSY, and makes new entries in a directory that holds a write-protected path through its supervisor (docs/security.md, \"The Landlock backend\")"
 
 // backendChoice is the backend New settled on.
 type backendChoice struct {
@@ -190,6 +191,10 @@ func checkLandlockKernel(cfg *settings.Config, k kernelLayers) ([]settings.Weake
 type landlockRun struct {
 	tmpDir string // the private TMPDIR, removed by Release
 	ports  proxyPorts
+	spares *spares // offered to an srt inside; closed by Release
+	// fromOuter: the proxies listen on an outer srt's spares, given
+	// back by Release.
+	fromOuter bool
 }
 
 // proxyPorts are the command's: the fixed ones inside a network
@@ -218,11 +223,18 @@ func (m *Manager) landlockCommand(ctx context.Context, command string, o *comman
 	own := m.net.lists[o.id]
 	m.net.mu.Unlock()
 	c.loopAddrs, c.loopback = loopbackEntries(cfg.Network.AllowedDomains, own)
-	hp, err := newHostProxy(key, m.net.token)
+	files, ports, inherited, err := landlockListeners()
 	if err != nil {
 		return nil, err
 	}
-	ports := hp.ports
+	hp := hostProxyOn(files, ports, key, m.net.token)
+	c.ll.fromOuter = inherited
+	if inherited {
+		m.debugf("the proxies listen on the spare listeners of the outer srt (%s): ports %d and %d", initstage.ListenersVar, ports.http, ports.socks)
+	}
+	// The command's environment never carries an outer srt's offer on:
+	// its spares are taken (above) or belong to another srt.
+	o.env = withoutVar(o.env, initstage.ListenersVar)
 	c.ns, c.user, c.ll.ports = netns.HostListeners(hp.files), hp.proxy.User, ports
 	m.sweepIfNeeded()
 	text := o.text
@@ -303,6 +315,18 @@ func (m *Manager) landlockCommand(ctx context.Context, command string, o *comman
 	spec.WaitNetwork, spec.WatchListeners, spec.IgnorePorts = false, false, nil
 	spec.DevNullFD = o.nullFD
 	connect := []int{ports.http, ports.socks}
+	// Spare listeners for an srt inside, where binding is refused to the
+	// command (the TCP rules) and this srt could bind its own.
+	var sparesFD int
+	if m.kernel.landlockABI >= 4 && !inherited {
+		if c.ll.spares, err = offerSpares(); err != nil {
+			return nil, err
+		}
+		connect = append(connect, c.ll.spares.ports.http, c.ll.spares.ports.socks)
+		sparesFD = next
+		next++
+		m.debugf("spare listeners for an srt inside: ports %d and %d", c.ll.spares.ports.http, c.ll.spares.ports.socks)
+	}
 	for _, ap := range c.loopAddrs {
 		connect = append(connect, int(ap.Port()))
 	}
@@ -310,6 +334,13 @@ func (m *Manager) landlockCommand(ctx context.Context, command string, o *comman
 		ConnectPorts: connect, BindPorts: cfg.Network.ExposeLoopbackPorts,
 		ScopeSignals: m.kernel.landlockABI >= 6, InetTCPOnly: true}
 	extra := append([]*os.File(nil), c.childEnds...)
+	var sparesSlot int
+	if sparesFD > 0 {
+		extra = append(extra, c.ll.spares.end)
+		// Above every descriptor a command may be given.
+		sparesSlot = max(MaxPassFD, o.nullFD) + 1
+		spec.NoNS.Listeners = []initstage.PassFD{{From: sparesFD, To: sparesSlot}}
+	}
 	if o.reportFS(m.opts) {
 		r := p.ObserveRules()
 		var f *os.File
@@ -333,6 +364,9 @@ func (m *Manager) landlockCommand(ctx context.Context, command string, o *comman
 	cmd := exec.CommandContext(ctx, run.init, initstage.Args(spec, p.Command)...)
 	cmd.Dir = o.dir
 	cmd.Env = applyEnv(o.env, p)
+	if sparesSlot > 0 {
+		cmd.Env = append(withoutVar(cmd.Env, initstage.ListenersVar), initstage.ListenersVar+"="+strconv.Itoa(sparesSlot))
+	}
 	cmd.ExtraFiles = extra
 	// No Pdeathsig, unlike bubblewrap's: killed with srt, the init stage
 	// would leave the command's processes running (no PID namespace
@@ -474,6 +508,14 @@ func landlockGrants(rules *initstage.FSRules, reads bool) ([]initstage.Grant, []
 func (c *Cmd) releaseLandlock() {
 	if c.ll != nil && c.ll.tmpDir != "" {
 		os.RemoveAll(c.ll.tmpDir)
+	}
+	if c.ll != nil {
+		c.ll.spares.close()
+		c.ll.spares = nil
+		if c.ll.fromOuter {
+			c.ll.fromOuter = false
+			giveBack()
+		}
 	}
 }
 

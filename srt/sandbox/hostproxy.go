@@ -279,8 +279,13 @@ func newHostProxy(key, token string) (*hostProxy, error) {
 	if err != nil {
 		return nil, err
 	}
+	return hostProxyOn(files, ports, key, token), nil
+}
+
+// hostProxyOn is newHostProxy on listeners made already.
+func hostProxyOn(files []*os.File, ports proxyPorts, key, token string) *hostProxy {
 	return &hostProxy{files: files, ports: ports,
-		proxy: &plan.Proxy{HTTPPort: ports.http, SOCKSPort: ports.socks, User: srtlink.UserFor(key), Token: token}}, nil
+		proxy: &plan.Proxy{HTTPPort: ports.http, SOCKSPort: ports.socks, User: srtlink.UserFor(key), Token: token}}
 }
 
 // closeListeners closes srt's copies of the listeners.

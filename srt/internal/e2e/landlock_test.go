@@ -140,7 +140,6 @@ func TestLandlockAutoWithoutBubblewrap(t *testing.T) {
 // where the inner ones are wider (a denyRead of the outer, an allowWrite
 // of the inner outside the outer's).
 func TestLandlockNested(t *testing.T) {
-	skipOnLandlock(t)
 	forEach(t, func(t *testing.T, w *workspace) {
 		if w.r.uid == 0 {
 			return // as root the inner run would need --allow-weaker=root: the user's run is the case

@@ -109,7 +109,11 @@ func run(args []string) int {
 			return 128 + int(unix.SIGKILL)
 		}
 	}
-	pid, err := start(command, spec.PassFDs, spec.Rlimits)
+	passed := spec.PassFDs
+	if spec.NoNS.On && spec.NoNS.Net {
+		passed = append(passed[:len(passed):len(passed)], spec.NoNS.Listeners...)
+	}
+	pid, err := start(command, passed, spec.Rlimits)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "srt: cannot run %s: %v\n", command[0], err)
 		if errors.Is(err, fs.ErrNotExist) {

@@ -35,7 +35,20 @@ type NoNS struct {
 	// InetTCPOnly refuses, by seccomp, every socket but TCP (UDP, raw,
 	// packet, ...): no network namespace keeps them in.
 	InetTCPOnly bool
+	// Listeners are srt's spare listening sockets on 127.0.0.1, which
+	// the command gets at the numbers To (named in ListenersVar) for an
+	// srt inside to serve its proxies on (it cannot bind: Net). From is
+	// the number the init stage inherits each at. Not checked as PassFDs
+	// are: a TCP socket leads nowhere under Net, whose rules apply to
+	// every connect and bind of the command's, on any socket.
+	Listeners []PassFD
 }
+
+// ListenersVar names, in the command's environment, the descriptors of
+// the spare listeners an srt Landlock sandbox gives the command
+// (NoNS.Listeners), comma-separated: an srt inside takes them for its
+// proxies (docs/architecture.md, "An srt inside an srt").
+const ListenersVar = "SRT_LANDLOCK_LISTENERS"
 
 // Grant rights, as EncodeGrants writes them (landlock.Rights' values).
 const (
@@ -167,6 +180,9 @@ func (n NoNS) args() []string {
 	if n.InetTCPOnly {
 		a = append(a, "-tcp-only")
 	}
+	for _, l := range n.Listeners {
+		a = append(a, "-listener-fd", strconv.Itoa(l.From)+":"+strconv.Itoa(l.To))
+	}
 	return a
 }
 
@@ -194,6 +210,18 @@ func (n *NoNS) parse(args []string, i int) (int, error) {
 		n.ScopeSignals = true
 	case "-tcp-only":
 		n.InetTCPOnly = true
+	case "-listener-fd":
+		if i+1 == len(args) {
+			return 0, errors.New(args[i] + " needs a value")
+		}
+		from, to, ok := strings.Cut(args[i+1], ":")
+		f, err1 := strconv.Atoi(from)
+		t, err2 := strconv.Atoi(to)
+		if !ok || err1 != nil || err2 != nil || f < 3 || t < 3 {
+			return 0, errors.New("bad -listener-fd " + strconv.Quote(args[i+1]))
+		}
+		n.Listeners = append(n.Listeners, PassFD{From: f, To: t})
+		return 2, nil
 	case "-grants-fd", "-chains-fd", "-tcp-connect", "-tcp-bind":
 		v, err := value()
 		if err != nil {

@@ -50,6 +50,7 @@ func FuzzParseArgs(f *testing.F) {
 	f.Add("-landlock\x00-write\x00/tmp\x00-pass-fd\x003:4\x00--\x00x", "/a\x00", uint16(1), "--")
 	f.Add("-unix-socket\x00relative\x00--\x00x", "", uint16(0), "x")
 	f.Add("-unix-socket\x001:2:-3:/a\x00-unix-socket\x00none:/b:c\x00--\x00x", "/p\x00/q", uint16(1<<13|1<<14), "x")
+	f.Add("-no-namespaces\x00-tcp-rules\x00-listener-fd\x0012:9\x00-listener-fd\x003:x\x00--\x00x", "", uint16(2), "x")
 	f.Add("-ignore-port\x0070000\x00-writable\x001:2\x00-host-dev\x007\x00--", "/x", uint16(0x55), "")
 	f.Fuzz(func(t *testing.T, argv, paths string, flags uint16, command string) {
 		s, cmd, err := parseArgs(append([]string{Flag}, strings.Split(argv, "\x00")...))
@@ -106,6 +107,9 @@ func FuzzParseArgs(f *testing.F) {
 		}
 		if want.CheckMounts = bit(11); want.CheckMounts && bit(12) {
 			want.HostDevs, want.Writable = []uint64{0, 1 << 63}, []FileID{{Dev: 5, Ino: 1<<64 - 1}}
+		}
+		if bit(15) {
+			want.NoNS = NoNS{On: true, Net: true, ConnectPorts: []int{1, 65535}, Listeners: []PassFD{{From: 12, To: 9}, {From: 13, To: 10}}}
 		}
 		wantCmd := strings.Split(command, "\x00")
 		got, gotCmd, err := parseArgs(Args(want, wantCmd))
