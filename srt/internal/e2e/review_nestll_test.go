@@ -303,3 +303,31 @@ print("FORGED-" + mode + "-EXIT", rc)
 		t.Logf("refusals:\n%s", r.stderr)
 	})
 }
+
+// TestReviewNestllNoProxyDirect: the inner srt takes the outer command's
+// NO_PROXY (localhost, 127.0.0.1, the private ranges) as its parent
+// proxy's: its srt-proxy connects to those directly, from the outer
+// domain, past the outer srt's decider. A name the outer rules do not
+// allow (localhost:<port>, where the outer allows 127.0.0.1:<port>) and
+// the inner rules do must be refused by the outer, as every other name
+// the outer does not allow is (403, the outer's violation).
+//
+// Open (reported, not fixed): the inner's srt-proxy sends loopback
+// destinations direct always (srt-proxy's dial.NoProxy), so this fails
+// today; set SRT_REVIEW_OPEN=1 to run it.
+func TestReviewNestllNoProxyDirect(t *testing.T) {
+	if os.Getenv("SRT_REVIEW_OPEN") == "" {
+		t.Skip("open finding of the review of nested Landlock (the inner srt-proxy's direct path past the outer decider); SRT_REVIEW_OPEN=1 runs it")
+	}
+	nestEach(t, func(t *testing.T, w *workspace, up, other *upstream, outer, inner string) {
+		port := strings.TrimPrefix(up.addr(), "127.0.0.1:")
+		inner = w.write("inner-local.json", `{"network":{"allowedDomains":["localhost:`+port+`","10.255.255.1:`+port+`"],"deniedDomains":[]},`+
+			`"filesystem":{"allowWrite":["`+w.path("home/proj/inner")+`"],"denyWrite":[],"denyRead":[]}}`)
+		r := w.srt(append(landlockArgs(w), "--show-violations", "-s", outer, "-c", strings.Join([]string{
+			`curl -s -o /dev/null -w "OUTER-CMD-LOCALHOST %{http_code}\n" --noproxy "" http://localhost:` + port + `/`,
+			innerSrt(w) + ` -s ` + inner + ` -c 'curl -s -o /dev/null -w "INNER-LOCALHOST %{http_code}\n" --noproxy "" http://localhost:` + port + `/; curl -m 5 -s -o /dev/null -w "INNER-PRIVATE %{http_code}\n" --noproxy "" http://10.255.255.1:` + port + `/' 2>&1 | grep -v 'srt: warning'`,
+		}, "\n"))...)
+		t.Logf("%s", withoutAnnouncement(r.stdout+r.stderr))
+		expect(t, r, 0, "OUTER-CMD-LOCALHOST 403", "INNER-LOCALHOST 403", "INNER-PRIVATE 403")
+	})
+}
