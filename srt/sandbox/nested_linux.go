@@ -431,7 +431,10 @@ func checkSpares(files []*os.File) (proxyPorts, error) {
 		if !addr.IsLoopback() {
 			return proxyPorts{}, fmt.Errorf("a listener passed is on %s, not on the loopback", addr)
 		}
-		if addr.Is4() {
+		// On 127.0.0.1 itself, where the command's "localhost" leads
+		// (a listener on 127.0.0.2 would leave 127.0.0.1's port to
+		// whoever binds it).
+		if addr == netip.AddrFrom4([4]byte{127, 0, 0, 1}) {
 			v4[port] = true
 		}
 		seen := false
