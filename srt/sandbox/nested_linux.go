@@ -369,7 +369,7 @@ func takeSpares(fd int) ([]*os.File, proxyPorts, error) {
 	n, oobn, flags, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_DONTWAIT|unix.MSG_CMSG_CLOEXEC)
 	switch {
 	case errors.Is(err, unix.EAGAIN):
-		return nil, proxyPorts{}, errors.New("another srt in this sandbox holds them (they serve one srt inside at a time; the outer srt offers them again once that srt is done)")
+		return nil, proxyPorts{}, errors.New("another srt in this sandbox holds them (they serve one srt inside at a time; the outer srt offers them again once that srt is done): wait for it to end and run this srt again, or run the outer srt under the bubblewrap backend")
 	case err == nil && n == 0:
 		return nil, proxyPorts{}, errors.New("the outer srt is gone")
 	case err != nil:
