@@ -343,3 +343,67 @@ func TestReviewNestllBackToBack(t *testing.T) {
 		expect(t, r, 0, "CODES 30 200")
 	})
 }
+
+// TestReviewNestllOuterKilled: the outer srt killed (SIGKILL) while an srt
+// inside runs its command and serves its requests: the outer command, the
+// inner srt, its command and its helpers all end (nothing runs on
+// unwatched, holding the listeners).
+func TestReviewNestllOuterKilled(t *testing.T) {
+	nestEach(t, func(t *testing.T, w *workspace, up, other *upstream, outer, inner string) {
+		cmd := w.command(nil, append(landlockArgs(w), "-s", outer, "-c", strings.Join([]string{
+			innerSrt(w) + ` -s ` + inner + ` -c 'while :; do curl -s -o /dev/null --noproxy "" http://` + up.addr() + `/; date +%s%N > inner/alive; sleep 0.1; done' 2>/dev/null`,
+		}, "\n"))...)
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan struct{})
+		go func() { cmd.Wait(); close(done) }()
+		for i := 0; i < 200 && !exists(w.path("home/proj/inner/alive")); i++ {
+			time.Sleep(100 * time.Millisecond)
+		}
+		if !exists(w.path("home/proj/inner/alive")) {
+			cmd.Process.Kill()
+			<-done
+			t.Fatal("the inner command did not start")
+		}
+		// Every process of the run: the outer srt's descendants.
+		tree := func() []int {
+			var out []int
+			want := map[int]bool{cmd.Process.Pid: true}
+			for round := 0; round < 8; round++ {
+				ents, _ := os.ReadDir("/proc")
+				for _, e := range ents {
+					pid, err := strconv.Atoi(e.Name())
+					if err != nil || want[pid] {
+						continue
+					}
+					if want[procStatus(pid, "PPid")] {
+						want[pid] = true
+						out = append(out, pid)
+					}
+				}
+			}
+			return out
+		}
+		before := tree()
+		cmd.Process.Kill()
+		<-done
+		time.Sleep(2 * time.Second)
+		var left []string
+		for _, pid := range before {
+			if data, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); err == nil {
+				st, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+				if !strings.Contains(string(st), ") Z ") {
+					left = append(left, strconv.Itoa(pid)+" "+strings.TrimSpace(string(data)))
+				}
+			}
+		}
+		a1, _ := os.ReadFile(w.path("home/proj/inner/alive"))
+		time.Sleep(time.Second)
+		a2, _ := os.ReadFile(w.path("home/proj/inner/alive"))
+		t.Logf("processes of the run before the kill: %d; left after: %v", len(before), left)
+		if len(left) > 0 || string(a1) != string(a2) {
+			t.Errorf("UNWATCHED: after the outer srt was killed, processes of its sandbox still run: %v (inner command heartbeat moving: %v)", left, string(a1) != string(a2))
+		}
+	})
+}
