@@ -16,6 +16,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"net/netip"
 	"os"
@@ -53,6 +54,11 @@ type spares struct {
 	mu     sync.Mutex
 	lease  net.Conn // the lease watched (one at a time), or nil
 	closed bool
+
+	offerMu sync.Mutex // one offer at a time
+	// endID is the command's end (its device and inode): sent back as
+	// a lease, srt would read its own offers away.
+	endID [2]uint64
 }
 
 // offerSpares listens on two spare ports of the host's loopback and
@@ -74,6 +80,7 @@ func offerSpares() (*spares, error) {
 		return fail(err)
 	}
 	s.end = os.NewFile(uintptr(pair[1]), "srt-landlock-listeners")
+	s.endID = fdID(pair[1])
 	ours := os.NewFile(uintptr(pair[0]), "srt-landlock-listeners")
 	fc, err := net.FileConn(ours)
 	ours.Close()
@@ -93,8 +100,20 @@ func offerSpares() (*spares, error) {
 	return s, nil
 }
 
-// offer queues the listeners for the next srt inside.
+// offer queues the listeners for the next srt inside, unless an offer
+// is queued still, unread: the command may end leases as fast as it
+// sends them, and offers piling up in a queue it never reads would block
+// a goroutine of srt each (TestReviewNestllLeaseFlood).
 func (s *spares) offer() error {
+	s.offerMu.Lock()
+	defer s.offerMu.Unlock()
+	if rc, err := s.conn.SyscallConn(); err == nil {
+		queued := 0
+		rc.Control(func(fd uintptr) { queued, _ = unix.IoctlGetInt(int(fd), unix.SIOCOUTQ) })
+		if queued > 0 {
+			return nil
+		}
+	}
 	_, _, err := s.conn.WriteMsgUnix([]byte(sparesOffer), s.rights, nil)
 	return err
 }
@@ -122,17 +141,45 @@ func (s *spares) serve() {
 		for _, fd := range fds {
 			unix.Close(fd)
 		}
-		if err != nil || n == 0 {
+		// An empty message (which Go reads as io.EOF) is no end: srt
+		// holds the command's end itself until close, which closes its
+		// own first (a hang-up is the end).
+		if err != nil && !(errors.Is(err, io.EOF) && !s.hungUp()) {
 			return
 		}
 	}
 }
 
+// hungUp says whether srt's end of the socket is hung up (or fails).
+func (s *spares) hungUp() bool {
+	rc, err := s.conn.SyscallConn()
+	if err != nil {
+		return true
+	}
+	hup := true
+	rc.Control(func(fd uintptr) {
+		fds := []unix.PollFd{{Fd: int32(fd), Events: unix.POLLIN}}
+		if n, err := unix.Poll(fds, 0); err == nil {
+			hup = n > 0 && fds[0].Revents&(unix.POLLHUP|unix.POLLERR|unix.POLLNVAL) != 0
+		}
+	})
+	return hup
+}
+
+// fdID is the device and inode of the file fd refers to.
+func fdID(fd int) [2]uint64 {
+	var st unix.Stat_t
+	if unix.Fstat(fd, &st) != nil {
+		return [2]uint64{}
+	}
+	return [2]uint64{uint64(st.Dev), st.Ino}
+}
+
 // watchLease watches the lease fd (a Unix socket) until its other end
 // closes, then offers the listeners again; false (fd left open) when fd
-// is no Unix socket, another lease is watched, or srt closes.
+// is no Unix socket or the command's end of srt's, another lease is watched, or srt closes.
 func (s *spares) watchLease(fd int) bool {
-	if d, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_DOMAIN); err != nil || d != unix.AF_UNIX {
+	if d, err := unix.GetsockoptInt(fd, unix.SOL_SOCKET, unix.SO_DOMAIN); err != nil || d != unix.AF_UNIX || fdID(fd) == s.endID {
 		return false
 	}
 	s.mu.Lock()
@@ -322,7 +369,7 @@ func takeSpares(fd int) ([]*os.File, proxyPorts, error) {
 	n, oobn, flags, _, err := unix.Recvmsg(fd, buf, oob, unix.MSG_DONTWAIT|unix.MSG_CMSG_CLOEXEC)
 	switch {
 	case errors.Is(err, unix.EAGAIN):
-		return nil, proxyPorts{}, errors.New("another srt in this sandbox holds them (they serve one srt inside at a time; the outer srt offers them again once that srt is done)")
+		return nil, proxyPorts{}, errors.New("another srt in this sandbox holds them (they serve one srt inside at a time; the outer srt offers them again once that srt is done): wait for it to end and run this srt again, or run the outer srt under the bubblewrap backend")
 	case err == nil && n == 0:
 		return nil, proxyPorts{}, errors.New("the outer srt is gone")
 	case err != nil:
@@ -384,7 +431,10 @@ func checkSpares(files []*os.File) (proxyPorts, error) {
 		if !addr.IsLoopback() {
 			return proxyPorts{}, fmt.Errorf("a listener passed is on %s, not on the loopback", addr)
 		}
-		if addr.Is4() {
+		// On 127.0.0.1 itself, where the command's "localhost" leads
+		// (a listener on 127.0.0.2 would leave 127.0.0.1's port to
+		// whoever binds it).
+		if addr == netip.AddrFrom4([4]byte{127, 0, 0, 1}) {
 			v4[port] = true
 		}
 		seen := false

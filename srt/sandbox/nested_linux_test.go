@@ -135,6 +135,11 @@ func TestSparesHostileOffers(t *testing.T) {
 		{"a listener on every address", func(t *testing.T) int {
 			return send(t, sparesOffer, lo(t), listen(t, unix.AF_INET, &unix.SockaddrInet4{}))
 		}, "a listener passed is on 0.0.0.0, not on the loopback"},
+		{"a listener on another loopback address", func(t *testing.T) int {
+			// (127.0.0.2: an inner srt's command, told localhost,
+			// would reach whatever listens on 127.0.0.1 there instead)
+			return send(t, sparesOffer, lo(t), listen(t, unix.AF_INET, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 2}}))
+		}, "2 listeners on 2 ports were passed, where two ports of 127.0.0.1 are needed"},
 		{"a pipe", func(t *testing.T) int {
 			r, w, err := os.Pipe()
 			if err != nil {
