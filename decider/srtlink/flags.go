@@ -31,6 +31,11 @@ type ProxyFlags struct {
 	ParentHTTP  string `json:"parentHttp,omitempty"`
 	ParentHTTPS string `json:"parentHttps,omitempty"`
 	NoProxy     string `json:"noProxy,omitempty"`
+	// ParentAll sends every destination through the parent proxy,
+	// loopback and NoProxy's included: an srt inside another srt's
+	// Landlock sandbox, whose parent is the outer srt's proxy, which
+	// must judge every request.
+	ParentAll bool `json:"parentAll,omitempty"`
 	// VerdictTimeout bounds a request's wait for its verdict (0:
 	// srt-proxy's default of 5 s).
 	VerdictTimeout time.Duration `json:"verdictTimeout,omitempty"`
@@ -149,6 +154,7 @@ func (f *ProxyFlags) Args() []string {
 	opt("--parent-http", f.ParentHTTP)
 	opt("--parent-https", f.ParentHTTPS)
 	opt("--no-proxy", f.NoProxy)
+	flag("--parent-all", f.ParentAll)
 	if f.VerdictTimeout > 0 {
 		opt("--verdict-timeout", f.VerdictTimeout.String())
 	}
@@ -202,7 +208,7 @@ type flagSpec struct {
 // "--debug".
 var proxyFlags = []flagSpec{
 	{"srt-mode", false}, {"decider-fd", true}, {"control-fd", true},
-	{"parent-http", true}, {"parent-https", true}, {"no-proxy", true}, {"verdict-timeout", true},
+	{"parent-http", true}, {"parent-https", true}, {"no-proxy", true}, {"parent-all", false}, {"verdict-timeout", true},
 	{"debug", false},
 	{"refuse-opaque-tunnels", false}, {"require-host-match", false}, {"plaintext-header-set", false},
 	{"ambiguous-target", true}, {"strip-response-header", true},
@@ -225,7 +231,7 @@ func ProxyFlagNames() []string {
 // ownProxyFlags are the flags of srt-proxy's own proxy: without a decider
 // srt-proxy only relays, and refuses them rather than drop them.
 var ownProxyFlags = []string{
-	"parent-http", "parent-https", "no-proxy", "verdict-timeout", "strip-response-header", "plaintext-header-set",
+	"parent-http", "parent-https", "no-proxy", "parent-all", "verdict-timeout", "strip-response-header", "plaintext-header-set",
 	"tls-terminate", "tls-ca-cert", "tls-ca-key", "tls-bundle-out", "tls-extra-ca", "tls-exclude",
 	"max-tunnels", "handshake-timeout", "refuse-opaque-tunnels", "require-host-match", "ambiguous-target",
 	"plaintext-inject", "sigv4-streaming", "sigv4-presigned", "sigv4a",
@@ -279,6 +285,9 @@ func ParseProxyFlags(args []string) (ProxyFlags, error) {
 		}
 	}
 	f.ParentHTTP, f.ParentHTTPS, f.NoProxy = last("parent-http"), last("parent-https"), last("no-proxy")
+	if f.ParentAll = set("parent-all"); f.ParentAll && f.ParentHTTP == "" && f.ParentHTTPS == "" {
+		return ProxyFlags{}, errors.New("--parent-all needs --parent-http or --parent-https: it sends every destination through that proxy")
+	}
 	if set("verdict-timeout") {
 		if f.VerdictTimeout, err = parseDuration("verdict-timeout", last("verdict-timeout")); err != nil {
 			return ProxyFlags{}, err

@@ -302,7 +302,14 @@ func egressSettings(cfg *settings.Config) egress.Config {
 	parent := parentProxy(cfg)
 	ec := egress.Config{
 		ParentHTTP: parent.HTTP, ParentHTTPS: parent.HTTPS, NoProxy: parent.NoProxy,
-		Network: networkOf(cfg), Rules: rulesOf(&cfg.Network),
+		// Inside another srt's Landlock sandbox the parent from the
+		// environment is the outer srt's proxy: every request goes
+		// there, loopback and NO_PROXY's too, so that the outer rules
+		// judge each (the outer domain lets this srt's own connects
+		// reach only the outer's ports and the loopback ports its
+		// rules name, where the outer's decider would not be asked).
+		ParentAll: cfg.Network.ParentProxy == nil && insideLandlockSrt() && (parent.HTTP != "" || parent.HTTPS != ""),
+		Network:   networkOf(cfg), Rules: rulesOf(&cfg.Network),
 		Scrub:           scrubbedVars(&cfg.Credentials),
 		PlaintextInject: cfg.Credentials.AllowPlaintextInject,
 	}

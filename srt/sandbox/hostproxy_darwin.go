@@ -17,3 +17,6 @@ func cloexecSocket(family int) (int, error) {
 	}
 	return fd, err
 }
+
+// insideLandlockSrt: macOS has no Landlock backend to be inside of.
+func insideLandlockSrt() bool { return false }

@@ -450,3 +450,16 @@ func checkSpares(files []*os.File) (proxyPorts, error) {
 	}
 	return proxyPorts{order[0], order[1]}, nil
 }
+
+// insideLandlockSrt reports whether this srt runs inside the Landlock
+// backend's sandbox of another srt: the outer srt offered it spare
+// listeners (its variable is set, or was when this srt took them).
+func insideLandlockSrt() bool {
+	inherited.Lock()
+	defer inherited.Unlock()
+	if inherited.checked {
+		return inherited.end >= 0
+	}
+	_, ok := os.LookupEnv(initstage.ListenersVar)
+	return ok
+}

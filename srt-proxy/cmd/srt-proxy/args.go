@@ -50,6 +50,7 @@ var options = []option{
 	{name: "--parent-http", value: "<url>"},
 	{name: "--parent-https", value: "<url>"},
 	{name: "--no-proxy", value: "<list>"},
+	{name: "--parent-all"},
 	{name: "--tls-terminate"},
 	{name: "--tls-ca-cert", value: "<path>"},
 	{name: "--tls-ca-key", value: "<path>"},

@@ -132,6 +132,7 @@ func flags() []cli.Flag {
 		&cli.StringFlag{Name: "parent-http"},
 		&cli.StringFlag{Name: "parent-https"},
 		&cli.StringFlag{Name: "no-proxy"},
+		&cli.BoolFlag{Name: "parent-all"},
 		&cli.BoolFlag{Name: "tls-terminate"},
 		&cli.StringFlag{Name: "tls-ca-cert"},
 		&cli.StringFlag{Name: "tls-ca-key"},

@@ -254,7 +254,7 @@ func parentProxy(o srtOptions) (*dial.ParentProxy, error) {
 	if o.ParentHTTP == "" && o.ParentHTTPS == "" {
 		return nil, nil
 	}
-	p := &dial.ParentProxy{}
+	p := &dial.ParentProxy{All: o.ParentAll}
 	var err error
 	if o.ParentHTTP != "" {
 		if p.HTTP, err = dial.ParseParentURL(o.ParentHTTP); err != nil {

@@ -93,6 +93,13 @@ func TestParentProxyFor(t *testing.T) {
 	if u := p.For("127.0.0.1", false); u != nil {
 		t.Errorf("loopback goes through %v", u)
 	}
+	// --parent-all: loopback and NO_PROXY's through the parent too.
+	p.All = true
+	for _, h := range []string{"127.0.0.1", "localhost", "::1", "a.internal.corp", "example.com"} {
+		if u := p.For(h, true); u == nil || u.Host != "proxy.corp:3128" {
+			t.Errorf("--parent-all: %s goes through %v", h, u)
+		}
+	}
 
 	p = parentOf(t, "", "https://u:p%40ss@secure.corp", "")
 	if p.For("example.com", false) != nil {

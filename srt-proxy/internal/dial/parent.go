@@ -16,6 +16,9 @@ type ParentProxy struct {
 	HTTP    *url.URL // plain-HTTP requests; nil: they go direct
 	HTTPS   *url.URL // CONNECT and SOCKS5 tunnels; nil: HTTP is used
 	NoProxy *NoProxy // destinations that go direct; nil: only loopback
+	// All: every destination goes through the parent, loopback and
+	// NoProxy's included (--parent-all).
+	All bool
 	// TLSConfig is used to reach an https:// parent; nil: the system roots,
 	// with the parent's host name as the server name.
 	TLSConfig *tls.Config
@@ -54,7 +57,7 @@ func ParseParentURL(raw string) (*url.URL, error) {
 // nil when it goes direct. tunnel selects the https URL (falling back to the
 // http one); a plain-HTTP request uses only the http URL.
 func (p *ParentProxy) For(host string, tunnel bool) *url.URL {
-	if p == nil || p.NoProxy.Bypass(host) {
+	if p == nil || !p.All && p.NoProxy.Bypass(host) {
 		return nil
 	}
 	if tunnel && p.HTTPS != nil {

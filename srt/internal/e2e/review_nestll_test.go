@@ -311,14 +311,9 @@ print("FORGED-" + mode + "-EXIT", rc)
 // allow (localhost:<port>, where the outer allows 127.0.0.1:<port>) and
 // the inner rules do must be refused by the outer, as every other name
 // the outer does not allow is (403, the outer's violation).
-//
-// Open (reported, not fixed): the inner's srt-proxy sends loopback
-// destinations direct always (srt-proxy's dial.NoProxy), so this fails
-// today; set SRT_REVIEW_OPEN=1 to run it.
+// Fixed: inside another srt's Landlock sandbox srt's proxy sends every
+// destination through the outer's (srt-proxy --parent-all).
 func TestReviewNestllNoProxyDirect(t *testing.T) {
-	if os.Getenv("SRT_REVIEW_OPEN") == "" {
-		t.Skip("open finding of the review of nested Landlock (the inner srt-proxy's direct path past the outer decider); SRT_REVIEW_OPEN=1 runs it")
-	}
 	nestEach(t, func(t *testing.T, w *workspace, up, other *upstream, outer, inner string) {
 		port := strings.TrimPrefix(up.addr(), "127.0.0.1:")
 		inner = w.write("inner-local.json", `{"network":{"allowedDomains":["localhost:`+port+`","10.255.255.1:`+port+`"],"deniedDomains":[]},`+

@@ -39,6 +39,9 @@ type Config struct {
 	Token string
 	// Parent is the upstream proxy srt-proxy chains through, if any.
 	ParentHTTP, ParentHTTPS, NoProxy string
+	// ParentAll: every destination through the parent, loopback and
+	// NoProxy's included (srtlink.ProxyFlags.ParentAll).
+	ParentAll bool
 	// VerdictTimeout bounds a request's wait for its verdict (0: srt-proxy's
 	// default of 5 s).
 	VerdictTimeout time.Duration
@@ -254,7 +257,7 @@ func (c *Config) ProxyFlags() srtlink.ProxyFlags {
 	}
 	return srtlink.ProxyFlags{
 		DeciderFD: 3, ControlFD: 4,
-		ParentHTTP: c.ParentHTTP, ParentHTTPS: c.ParentHTTPS, NoProxy: c.NoProxy,
+		ParentHTTP: c.ParentHTTP, ParentHTTPS: c.ParentHTTPS, NoProxy: c.NoProxy, ParentAll: c.ParentAll,
 		VerdictTimeout: c.VerdictTimeout, Debug: c.Debug, Rules: c.Rules, TLS: c.TLS,
 		MITM: c.MITM, PlaintextInject: c.PlaintextInject,
 		SigV4Streaming: c.SigV4Streaming, SigV4Presigned: c.SigV4Presigned, SigV4A: c.SigV4A,
