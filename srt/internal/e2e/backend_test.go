@@ -69,6 +69,17 @@ func refused(bwrapErrno string) string {
 	return bwrapErrno
 }
 
+// placeholderRefused is the errno of a write to the placeholder of a
+// missing protected file: bubblewrap's /dev/null, mode 0, says EACCES; the
+// Landlock backend's placeholder is srt's own empty file, read-only by the
+// rules (EROFS, its read-only supervisor).
+func placeholderRefused() string {
+	if testBackend == "landlock" {
+		return "EROFS"
+	}
+	return "EACCES"
+}
+
 // refusedText is refused as strerror says it (shells, coreutils).
 func refusedText(bwrapErrno string) string {
 	return errnoText[refused(bwrapErrno)]

@@ -120,3 +120,34 @@ func TestEscapeMetadataRace(t *testing.T) {
 		}
 	})
 }
+
+// TestMetadataInWriteRoot: what programs do with metadata in the write
+// root works under both backends (the Landlock backend's supervisor
+// performs the calls): git checkout gives a file its mode back, cp -p and
+// tar -p set times, chown to oneself, touch, an xattr set and read, chmod
+// of the working directory itself and of a directory made inside.
+func TestMetadataInWriteRoot(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		w.write("home/proj/repo/x.sh", "#!/bin/sh\necho hi\n")
+		os.Chmod(w.path("home/proj/repo/x.sh"), 0o755)
+		for _, args := range [][]string{{"init", "-q"}, {"add", "x.sh"}, {"-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "m"}} {
+			cmd := w.hostCmd(nil, "git", append([]string{"-C", w.path("home/proj/repo")}, args...)...)
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("git %v: %v\n%s", args, err, out)
+			}
+		}
+		s := fsSettings(`{"denyRead":[],"allowWrite":["."],"denyWrite":[]}`)
+		r := w.sh(s, `set -e
+cd repo && chmod -x x.sh && test ! -x x.sh && git checkout -q -- x.sh && test -x x.sh && echo GIT-MODE && cd ..
+echo a > f1 && touch -d 2001-01-01 f1 && cp -p f1 f2 && echo "CP-P $(stat -c %Y f2)"
+mkdir t && touch -d 2001-01-01 t/a && tar cf t.tar t && rm -rf t && tar xpf t.tar && echo "TAR-P $(stat -c %Y t/a)"
+chown "$(id -u):$(id -g)" f1 && echo CHOWN
+touch f1 && test "$(stat -c %Y f1)" != 978307200 && echo TOUCH
+python3 -c 'import os; os.setxattr("f1", "user.srt", b"v"); print("XATTR", os.getxattr("f1", "user.srt").decode())'
+mkdir d && chmod 700 d && chmod 755 . && echo "DIRS $(stat -c %a d)"`)
+		expect(t, r, 0, "GIT-MODE\n", "CP-P 978307200\n", "TAR-P 978307200\n", "CHOWN\n", "TOUCH\n", "XATTR v\n", "DIRS 700\n")
+		if fi, err := os.Stat(w.path("home/proj/repo/x.sh")); err != nil || fi.Mode().Perm() != 0o755 {
+			t.Fatalf("git checkout did not give x.sh its mode on the host: %v %v", fi, err)
+		}
+	})
+}

@@ -62,7 +62,6 @@ type rofs struct {
 // the chain supervisor's (c: its chain directories, maybe none).
 func registerReadOnly(arch seccomp.Arch, c *chainSet) error {
 	f := &rofs{c: c, meta: c.w}
-	f.meta.roots, f.meta.files = map[fileKey]bool{}, map[fileKey]bool{}
 	var kept []string
 	for _, p := range noNSWriteRoots {
 		if !within(p, "/dev") {
@@ -79,8 +78,14 @@ func registerReadOnly(arch seccomp.Arch, c *chainSet) error {
 		var h usernotif.Handler
 		if call, ok := chainCalls[n.Syscall]; ok {
 			h = f.entryHandler(call)
+		} else if call, ok := metaCalls[n.Syscall]; ok {
+			h = f.metaHandler(call)
 		} else {
-			h = f.metaHandler(metaCalls[n.Syscall])
+			for _, a := range seccomp.ROFSAccessCalls {
+				if a.Name == n.Syscall {
+					h = f.accessHandler(a)
+				}
+			}
 		}
 		if err := supervisor.Stack(n, nr, h); err != nil {
 			return err
@@ -201,16 +206,8 @@ func (f *rofs) refusesEntry(r *usernotif.Request, call chainCall) bool {
 			refuse = f.refusesNew(b1, path, r.Pid)
 		case opUnlink:
 			refuse = f.refusesName(b1, path, r.Pid) == refusedRO
-		case opLink:
-			if flags&unix.AT_EMPTY_PATH == 0 {
-				var st unix.Stat_t
-				if unix.Fstatat(b1, path, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
-					return // the kernel's ENOENT, or another error
-				}
-			}
-			refuse = f.refusesNew(b2, path2, r.Pid)
-		case opRename:
-			refuse = f.refusesName(b1, path, r.Pid) == refusedRO && f.refusesName(b2, path2, r.Pid) == refusedRO
+		case opLink, opRename:
+			refuse = f.refusesTwo(call.op, flags, b1, path, b2, path2, r.Pid)
 		}
 	})
 	return refuse
@@ -243,6 +240,54 @@ func (f *rofs) refusesName(base int, path string, tid int) int {
 	}
 	defer unix.Close(dir)
 	return entryClass(&f.c.w, dir, name)
+}
+
+// refusesTwo decides a link or a rename: none across mounts (the kernel's
+// EXDEV comes first) or of a linked descriptor (AT_EMPTY_PATH: bubblewrap's
+// EXDEV where it leads out of its mount; Landlock's refer right decides);
+// a rename that moves or replaces an entry the rules refuse to change
+// (bubblewrap: EROFS, or EBUSY for a mount point); a link whose new name
+// they refuse, of an old name that exists (the kernel's ENOENT first). A
+// link of a refused file into the write roots is Landlock's (EXDEV: it
+// lacks the refer right).
+func (f *rofs) refusesTwo(op int, flags uint64, b1 int, path string, b2 int, path2 string, tid int) bool {
+	if op == opLink && flags&unix.AT_EMPTY_PATH != 0 {
+		return false
+	}
+	dir1, name1, _, e := resolveEntry(b1, path, tid)
+	if e != 0 {
+		return false
+	}
+	defer unix.Close(dir1)
+	dir2, name2, _, e := resolveEntry(b2, path2, tid)
+	if e != 0 {
+		return false
+	}
+	defer unix.Close(dir2)
+	if !sameMount(dir1, dir2) {
+		return false
+	}
+	if op == opLink {
+		var st unix.Stat_t
+		if unix.Fstatat(dir1, name1, &st, unix.AT_SYMLINK_NOFOLLOW) != nil {
+			return false
+		}
+		if unix.Fstatat(dir2, name2, &st, unix.AT_SYMLINK_NOFOLLOW) != unix.ENOENT {
+			return false // the kernel's EEXIST
+		}
+		return entryClass(&f.c.w, dir2, name2) == refusedRO
+	}
+	return entryClass(&f.c.w, dir1, name1) == refusedRO || entryClass(&f.c.w, dir2, name2) == refusedRO
+}
+
+// sameMount says whether the directories open at a and b are on one mount
+// (false when it cannot tell).
+func sameMount(a, b int) bool {
+	var sa, sb unix.Statx_t
+	if unix.Statx(a, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &sa) != nil || unix.Statx(b, "", unix.AT_EMPTY_PATH, unix.STATX_MNT_ID, &sb) != nil {
+		return false
+	}
+	return sa.Mask&unix.STATX_MNT_ID != 0 && sb.Mask&unix.STATX_MNT_ID != 0 && sa.Mnt_id == sb.Mnt_id
 }
 
 // refusesNew decides a call that makes the entry path names: one that
@@ -469,7 +514,8 @@ func readMetaArgs(r *usernotif.Request, call metaCall) (metaArgs, unix.Errno) {
 	var a metaArgs
 	if call.fd < 0 {
 		p := r.Args[call.path]
-		if p != 0 || call.op != metaTimes || call.times != timesSpec {
+		// utimensat and futimesat with no path act on the descriptor.
+		if p != 0 || call.op != metaTimes || call.dirfd < 0 {
 			raw, err := r.ReadString(p, maxPath)
 			if err != nil {
 				return a, errnoOf(err)
@@ -607,13 +653,13 @@ func (f *rofs) target(r *usernotif.Request, call metaCall, args metaArgs, flags 
 		return t, unix.EBADF
 	}
 	defer closeBase(b)
-	return f.lookupMeta(b, args.path, r.Pid, nofollow, 0)
+	return f.lookupFile(&f.meta, b, args.path, r.Pid, nofollow, 0)
 }
 
-// lookupMeta opens the file path names from base for thread tid: the
+// lookupFile opens the file path names from base for thread tid: the
 // entry itself with nofollow, else what its symlinks lead to (links: how
-// many so far), and decides on it.
-func (f *rofs) lookupMeta(base int, path string, tid int, nofollow bool, links int) (metaTarget, unix.Errno) {
+// many so far), and decides on it by the sets s.
+func (f *rofs) lookupFile(s *dirSet, base int, path string, tid int, nofollow bool, links int) (metaTarget, unix.Errno) {
 	var t metaTarget
 	dir, name, slash, e := resolveEntry(base, path, tid)
 	if e == unix.EINVAL {
@@ -627,7 +673,7 @@ func (f *rofs) lookupMeta(base int, path string, tid int, nofollow bool, links i
 			unix.Close(fd)
 			return t, errnoOf(err)
 		}
-		t.decision = fileClass(&f.meta, -1, "", fd, &t.st)
+		t.decision = fileClass(s, -1, "", fd, &t.st)
 		return t, 0
 	}
 	if e != 0 {
@@ -659,14 +705,14 @@ func (f *rofs) lookupMeta(base int, path string, tid int, nofollow bool, links i
 		if slash {
 			target += "/"
 		}
-		return f.lookupMeta(dir, target, tid, false, links+1)
+		return f.lookupFile(s, dir, target, tid, false, links+1)
 	}
 	if slash && kind != unix.S_IFDIR {
 		unix.Close(fd)
 		return t, unix.ENOTDIR
 	}
 	t.fd = fd
-	t.decision = fileClass(&f.meta, dir, name, fd, &t.st)
+	t.decision = fileClass(s, dir, name, fd, &t.st)
 	return t, 0
 }
 
@@ -783,4 +829,43 @@ func utimensat(fd int, emptyPath bool, times []unix.Timespec) error {
 		return e
 	}
 	return nil
+}
+
+// accessHandler answers access(2) asking about writes: EROFS where the
+// rules refuse a write of the file (a regular file, directory or symlink,
+// as the kernel's read-only check; before the permissions), else Continue.
+// It is a question: a race only changes the answer, never what a write
+// does.
+func (f *rofs) accessHandler(call seccomp.AccessCall) usernotif.Handler {
+	return func(r *usernotif.Request) usernotif.Reply {
+		var flags uint64
+		if call.Flags >= 0 {
+			flags = r.Args[call.Flags]
+		}
+		path, ok := rawPath(r, call.Path)
+		if !ok || flags&unix.AT_EMPTY_PATH != 0 {
+			return usernotif.Continue()
+		}
+		b, ok := base(r, call.DirFD, path)
+		if !ok {
+			return usernotif.Continue()
+		}
+		defer closeBase(b)
+		refuse := false
+		asCommand(func() {
+			t, e := f.lookupFile(&f.c.w, b, path, r.Pid, flags&unix.AT_SYMLINK_NOFOLLOW != 0, 0)
+			if e != 0 {
+				return
+			}
+			unix.Close(t.fd)
+			switch t.st.Mode & unix.S_IFMT {
+			case unix.S_IFREG, unix.S_IFDIR, unix.S_IFLNK:
+				refuse = t.decision == refusedRO
+			}
+		})
+		if refuse {
+			return usernotif.Fail(unix.EROFS)
+		}
+		return usernotif.Continue()
+	}
 }

@@ -137,4 +137,7 @@ var sysnum = map[string][2]uint32{
 	"fchown":       {93, 55},
 	"fsetxattr":    {190, 7},
 	"fremovexattr": {199, 16},
+	"access":       {21, absent},
+	"faccessat":    {269, 48},
+	"faccessat2":   {439, 439},
 }
