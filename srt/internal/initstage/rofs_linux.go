@@ -642,7 +642,7 @@ func (f *rofs) target(r *usernotif.Request, call metaCall, args metaArgs, flags 
 			unix.Close(t.fd)
 			return t, errnoOf(err)
 		}
-		t.decision = f.decideFD(t.fd, &t.st)
+		t.decision = f.decideFD(&f.meta, t.fd, &t.st)
 		return t, 0
 	}
 	if args.path == "" {
@@ -689,6 +689,23 @@ func (f *rofs) lookupFile(s *dirSet, base int, path string, tid int, nofollow bo
 		return t, errnoOf(err)
 	}
 	kind := t.st.Mode & unix.S_IFMT
+	if kind == unix.S_IFLNK && (!nofollow || slash) && onProc(dir) {
+		// A magic link of /proc (fd/N, cwd, root, exe): the kernel
+		// follows it to the file itself, not to its name; so does
+		// ResolveAt. The file is decided on as a descriptor's.
+		unix.Close(fd)
+		got, e := unixgate.ResolveAt(dir, name, tid)
+		if e != 0 {
+			return t, e
+		}
+		t.fd = got
+		if err := unix.Fstat(got, &t.st); err != nil {
+			unix.Close(got)
+			return t, errnoOf(err)
+		}
+		t.decision = f.decideFD(s, got, &t.st)
+		return t, 0
+	}
 	if kind == unix.S_IFLNK && (!nofollow || slash) {
 		buf := make([]byte, maxPath)
 		n, err := unix.Readlinkat(fd, "", buf)
@@ -720,9 +737,9 @@ func (f *rofs) lookupFile(s *dirSet, base int, path string, tid int, nofollow bo
 // its class; a file without a name (a pipe, a socket, a deleted file, a
 // memfd) is allowed; another by the entry the descriptor was opened at,
 // as /proc says it, when that entry is still the file.
-func (f *rofs) decideFD(fd int, st *unix.Stat_t) int {
-	if st.Mode&unix.S_IFMT == unix.S_IFDIR || f.meta.files[keyOf(st)] {
-		return fileClass(&f.meta, -1, "", fd, st)
+func (f *rofs) decideFD(s *dirSet, fd int, st *unix.Stat_t) int {
+	if st.Mode&unix.S_IFMT == unix.S_IFDIR || s.files[keyOf(st)] {
+		return fileClass(s, -1, "", fd, st)
 	}
 	if st.Nlink == 0 {
 		return allowed
@@ -745,13 +762,19 @@ func (f *rofs) decideFD(fd int, st *unix.Stat_t) int {
 		}
 		var est unix.Stat_t
 		if unix.Fstatat(d, name, &est, unix.AT_SYMLINK_NOFOLLOW) == nil && keyOf(&est) == keyOf(st) {
-			c := fileClass(&f.meta, d, name, fd, st)
+			c := fileClass(s, d, name, fd, st)
 			unix.Close(d)
 			return c
 		}
 		unix.Close(d)
 	}
 	return undecided
+}
+
+// onProc says whether the directory open at fd is on a procfs.
+func onProc(fd int) bool {
+	var fs unix.Statfs_t
+	return unix.Fstatfs(fd, &fs) == nil && fs.Type == unix.PROC_SUPER_MAGIC
 }
 
 func readlinkFD(fd int) (string, error) {
