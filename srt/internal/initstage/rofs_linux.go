@@ -664,16 +664,10 @@ func (f *rofs) lookupFile(s *dirSet, base int, path string, tid int, nofollow bo
 	dir, name, slash, e := resolveEntry(base, path, tid)
 	if e == unix.EINVAL {
 		// ".", "..", "/": a directory, decided on by its own class.
-		fd, e := unixgate.ResolveAt(base, path, tid)
-		if e != 0 {
+		if e := t.resolve(base, path, tid); e != 0 {
 			return t, e
 		}
-		t.fd = fd
-		if err := unix.Fstat(fd, &t.st); err != nil {
-			unix.Close(fd)
-			return t, errnoOf(err)
-		}
-		t.decision = fileClass(s, -1, "", fd, &t.st)
+		t.decision = fileClass(s, -1, "", t.fd, &t.st)
 		return t, 0
 	}
 	if e != 0 {
@@ -694,16 +688,10 @@ func (f *rofs) lookupFile(s *dirSet, base int, path string, tid int, nofollow bo
 		// follows it to the file itself, not to its name; so does
 		// ResolveAt. The file is decided on as a descriptor's.
 		unix.Close(fd)
-		got, e := unixgate.ResolveAt(dir, name, tid)
-		if e != 0 {
+		if e := t.resolve(dir, name, tid); e != 0 {
 			return t, e
 		}
-		t.fd = got
-		if err := unix.Fstat(got, &t.st); err != nil {
-			unix.Close(got)
-			return t, errnoOf(err)
-		}
-		t.decision = f.decideFD(s, got, &t.st)
+		t.decision = f.decideFD(s, t.fd, &t.st)
 		return t, 0
 	}
 	if kind == unix.S_IFLNK && (!nofollow || slash) {
@@ -731,6 +719,21 @@ func (f *rofs) lookupFile(s *dirSet, base int, path string, tid int, nofollow bo
 	t.fd = fd
 	t.decision = fileClass(s, dir, name, fd, &t.st)
 	return t, 0
+}
+
+// resolve opens what path leads to from base for thread tid
+// (unixgate.ResolveAt, every symlink followed) into t, with its stat.
+func (t *metaTarget) resolve(base int, path string, tid int) unix.Errno {
+	fd, e := unixgate.ResolveAt(base, path, tid)
+	if e != 0 {
+		return e
+	}
+	if err := unix.Fstat(fd, &t.st); err != nil {
+		unix.Close(fd)
+		return errnoOf(err)
+	}
+	t.fd = fd
+	return 0
 }
 
 // decideFD decides on a file known by a descriptor alone: a directory by
