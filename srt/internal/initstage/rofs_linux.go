@@ -532,31 +532,12 @@ func readMetaArgs(r *usernotif.Request, call metaCall) (metaArgs, unix.Errno) {
 		if r.Args[call.a] == 0 {
 			break
 		}
-		switch call.times {
-		case timesSpec:
-			b, err := r.Read(r.Args[call.a], 32)
-			if err != nil {
-				return a, errnoOf(err)
-			}
-			a.times = []unix.Timespec{{Sec: le64(b[0:]), Nsec: le64(b[8:])}, {Sec: le64(b[16:]), Nsec: le64(b[24:])}}
-		case timesVal:
-			b, err := r.Read(r.Args[call.a], 32)
-			if err != nil {
-				return a, errnoOf(err)
-			}
-			for i := 0; i < 2; i++ {
-				sec, usec := le64(b[16*i:]), le64(b[16*i+8:])
-				if usec < 0 || usec >= 1000000 {
-					return a, unix.EINVAL
-				}
-				a.times = append(a.times, unix.Timespec{Sec: sec, Nsec: usec * 1000})
-			}
-		case timesBuf:
-			b, err := r.Read(r.Args[call.a], 16)
-			if err != nil {
-				return a, errnoOf(err)
-			}
-			a.times = []unix.Timespec{{Sec: le64(b[0:])}, {Sec: le64(b[8:])}}
+		b, err := r.Read(r.Args[call.a], timesSize[call.times])
+		if err != nil {
+			return a, errnoOf(err)
+		}
+		if a.times, err = decodeTimes(call.times, b); err != nil {
+			return a, errnoOf(err)
 		}
 	case metaSetXattr, metaRemoveXattr:
 		raw, err := r.ReadString(r.Args[call.a], xattrNameMax)
@@ -582,7 +563,7 @@ func readMetaArgs(r *usernotif.Request, call metaCall) (metaArgs, unix.Errno) {
 			if err != nil {
 				return a, errnoOf(err)
 			}
-			ptr, size, xflags = uint64(le64(b[0:])), uint64(le32(b[8:])), uint64(le32(b[12:]))
+			ptr, size, xflags = decodeXattrArgs(b)
 		}
 		if size > xattrSizeMax {
 			return a, unix.E2BIG
@@ -599,6 +580,41 @@ func readMetaArgs(r *usernotif.Request, call metaCall) (metaArgs, unix.Errno) {
 		a.xflags = int(int32(xflags))
 	}
 	return a, 0
+}
+
+// timesSize is the size of each kind of times (two 64-bit words each).
+var timesSize = map[int]int{timesSpec: 32, timesVal: 32, timesBuf: 16}
+
+// decodeTimes reads the times a call passed (kind, timesSize[kind]
+// bytes, the native little-endian layout) as utimensat's: a timeval's
+// microseconds out of range are the kernel's EINVAL; a timespec's
+// nanoseconds (UTIME_NOW, UTIME_OMIT) are passed on for the kernel to
+// check.
+func decodeTimes(kind int, b []byte) ([]unix.Timespec, error) {
+	if len(b) != timesSize[kind] {
+		return nil, unix.EFAULT
+	}
+	switch kind {
+	case timesSpec:
+		return []unix.Timespec{{Sec: le64(b[0:]), Nsec: le64(b[8:])}, {Sec: le64(b[16:]), Nsec: le64(b[24:])}}, nil
+	case timesVal:
+		var out []unix.Timespec
+		for i := 0; i < 2; i++ {
+			sec, usec := le64(b[16*i:]), le64(b[16*i+8:])
+			if usec < 0 || usec >= 1000000 {
+				return nil, unix.EINVAL
+			}
+			out = append(out, unix.Timespec{Sec: sec, Nsec: usec * 1000})
+		}
+		return out, nil
+	}
+	return []unix.Timespec{{Sec: le64(b[0:])}, {Sec: le64(b[8:])}}, nil
+}
+
+// decodeXattrArgs reads setxattrat's struct xattr_args (its first
+// version, 16 bytes): the value's address, its size, and the flags.
+func decodeXattrArgs(b []byte) (ptr, size, flags uint64) {
+	return uint64(le64(b[0:])), uint64(le32(b[8:])), uint64(le32(b[12:]))
 }
 
 func le64(b []byte) int64 {

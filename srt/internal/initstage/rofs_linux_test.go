@@ -76,3 +76,40 @@ func TestReadOnlyDecisions(t *testing.T) {
 		unix.Close(fd)
 	}
 }
+
+// FuzzDecodeTimes: the times a command passes decode without panic, to
+// two times, with a timeval's microseconds in range, or fail.
+func FuzzDecodeTimes(f *testing.F) {
+	f.Add(0, make([]byte, 32))
+	f.Add(1, []byte{1, 0, 0, 0, 0, 0, 0, 0, 0x3f, 0x42, 0x0f, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0})
+	f.Add(1, []byte{0, 0, 0, 0, 0, 0, 0, 0, 0x40, 0x42, 0x0f, 0, 0, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0})
+	f.Add(2, []byte{0x80, 0x51, 0x01, 0, 0, 0, 0, 0, 0x80, 0x51, 0x01, 0, 0, 0, 0, 0})
+	f.Add(0, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xfe, 0xff, 0xff, 0x3f, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, kind int, b []byte) {
+		kind &= 3
+		if kind == 3 {
+			kind = timesBuf
+		}
+		ts, err := decodeTimes(kind, b)
+		if err != nil {
+			if ts != nil {
+				t.Fatalf("times with an error: %v", ts)
+			}
+			if len(b) == timesSize[kind] && kind != timesVal {
+				t.Fatalf("kind %d of %d bytes refused: %v", kind, len(b), err)
+			}
+			return
+		}
+		if len(ts) != 2 || len(b) != timesSize[kind] {
+			t.Fatalf("kind %d of %d bytes: %v", kind, len(b), ts)
+		}
+		for _, x := range ts {
+			if kind == timesVal && (x.Nsec < 0 || x.Nsec >= 1e9 || x.Nsec%1000 != 0) {
+				t.Fatalf("a timeval decoded out of range: %v", ts)
+			}
+			if kind == timesBuf && x.Nsec != 0 {
+				t.Fatalf("a utimbuf with nanoseconds: %v", ts)
+			}
+		}
+	})
+}
