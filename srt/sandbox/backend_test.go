@@ -43,7 +43,7 @@ func TestOptionsBackend(t *testing.T) {
 		t.Errorf("want the one announcement line, got %d:\n%s", n, warn.String())
 	}
 	out, code := run(t, m, `echo in > `+dir+`/in && echo IN-ok; echo out > `+outside+`/out`)
-	if code == 0 || !strings.Contains(out, "IN-ok") || !strings.Contains(out, outside+"/out: Permission denied") {
+	if code == 0 || !strings.Contains(out, "IN-ok") || !strings.Contains(out, outside+"/out: Read-only file system") {
 		t.Errorf("under the Landlock backend: exit %d\n%s", code, out)
 	}
 	if _, err := os.Stat(filepath.Join(outside, "out")); err == nil {
@@ -102,7 +102,7 @@ func TestAutoWithoutBubblewrap(t *testing.T) {
 	if n := strings.Count(warn.String(), "srt: warning: "); n != 1 || !strings.Contains(warn.String(), want) || !strings.Contains(warn.String(), "so srt runs the command under its Landlock backend") {
 		t.Errorf("want one line %q…, got:\n%s", want, warn.String())
 	}
-	if out, code := run(t, m, `echo x > /etc/srt-probe 2>&1; cat /etc/passwd >/dev/null && echo READ-ok`); code != 0 || !strings.Contains(out, "/etc/srt-probe: Permission denied") || !strings.Contains(out, "READ-ok") {
+	if out, code := run(t, m, `echo x > /etc/srt-probe 2>&1; cat /etc/passwd >/dev/null && echo READ-ok`); code != 0 || !strings.Contains(out, "/etc/srt-probe: Read-only file system") || !strings.Contains(out, "READ-ok") {
 		t.Errorf("exit %d\n%s", code, out)
 	}
 	_, err := sandbox.New(cfg, sandbox.Options{Backend: settings.BackendBubblewrap, Warnings: &warn})

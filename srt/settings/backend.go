@@ -36,7 +36,7 @@ var WeakerNames = []Weaker{
 	{"signals", 6, "signal every process of its user outside the sandbox, and connect to abstract Unix sockets bound outside"},
 	// Not a kernel feature: Landlock does not cover chmod(2), and uid 0
 	// owns most of the host's files (ABI 0: every kernel lacks it).
-	{"root", 0, "change the mode of every file root owns on the host (/etc/shadow's, /proc's): it runs as uid 0, without capabilities, and Landlock does not cover chmod"},
+	{"root", 0, "change the mode of every file root owns on the host (/etc/shadow's, /proc's) wherever srt's supervisor of chmod cannot run (inside another sandbox whose supervisor is taken; srt warns): it runs as uid 0, without capabilities, and Landlock does not cover chmod"},
 }
 
 func weakerNames() string {

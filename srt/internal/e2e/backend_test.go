@@ -51,18 +51,33 @@ func withoutAnnouncement(s string) string {
 // the backend the suite runs, given bubblewrap's: bubblewrap refuses with
 // its mounts (a read-only bind: EROFS; a mount point, which can be neither
 // renamed nor removed: EBUSY; a link across mounts: EXDEV; a hidden path's
-// empty stand-in: ENOENT), the Landlock backend has no mounts, and Landlock
-// refuses every one of them with EACCES. Same protection, other errno: the
-// tests still assert the exact failure for each backend.
+// empty stand-in: ENOENT). The Landlock backend has no mounts: its
+// read-only supervisor answers EROFS where the rules refuse a write (a
+// protected name removed or renamed included), and Landlock refuses the
+// rest with EACCES. Same protection, other errno: the tests still assert
+// the exact failure for each backend.
 func refused(bwrapErrno string) string {
 	if testBackend == "landlock" {
 		switch bwrapErrno {
-		case "EROFS", "EBUSY", "EXDEV", "ENOENT":
+		case "EROFS", "EBUSY":
+			return "EROFS"
+		case "EXDEV", "ENOENT":
 			return "EACCES"
 		}
 		panic("refused: " + bwrapErrno + " is no errno of a bubblewrap mount")
 	}
 	return bwrapErrno
+}
+
+// placeholderRefused is the errno of a write to the placeholder of a
+// missing protected file: bubblewrap's /dev/null, mode 0, says EACCES; the
+// Landlock backend's placeholder is srt's own empty file, read-only by the
+// rules (EROFS, its read-only supervisor).
+func placeholderRefused() string {
+	if testBackend == "landlock" {
+		return "EROFS"
+	}
+	return "EACCES"
 }
 
 // refusedText is refused as strerror says it (shells, coreutils).

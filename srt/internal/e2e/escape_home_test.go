@@ -60,13 +60,13 @@ func TestEscapeHomeStartup(t *testing.T) {
 		for f, refusal := range map[string]string{
 			".bashrc":                        "plant " + refused("EROFS"),
 			".bash_profile":                  "plant " + refused("EROFS"), // reads as the next login file
-			".zshenv":                        "plant EACCES",
-			".gitconfig":                     "plant EACCES",
-			".npmrc":                         "plant EACCES",
-			".claude.json":                   "plant " + refused("EROFS"), // reads as {}
-			".cargo/config.toml":             "plant EACCES",              // ~/.cargo is missing: made writable
-			".ssh/authorized_keys":           "plant EACCES",              // ~/.ssh likewise
-			".ssh/config":                    "plant EACCES",
+			".zshenv":                        "plant " + placeholderRefused(),
+			".gitconfig":                     "plant " + placeholderRefused(),
+			".npmrc":                         "plant " + placeholderRefused(),
+			".claude.json":                   "plant " + refused("EROFS"),     // reads as {}
+			".cargo/config.toml":             "plant " + placeholderRefused(), // ~/.cargo is missing: made writable
+			".ssh/authorized_keys":           "plant " + placeholderRefused(), // ~/.ssh likewise
+			".ssh/config":                    "plant " + placeholderRefused(),
 			".config/git/config":             "plant " + refused("EROFS"),
 			".config/systemd/user/x.service": "plant " + refused("EROFS"),
 			".config/systemd/user/default.target.wants/x.service": "mkdir " + refused("EROFS"),
@@ -107,8 +107,8 @@ func TestEscapeHomeStartup(t *testing.T) {
 		// With the working directory at $HOME and only "." writable, the
 		// same holds.
 		w.dir = w.home
-		want(t, w.probe(fsSettings(writeCwd), "plant", w.home+"/.zlogin", payload), "plant", "EACCES")
-		want(t, w.probe(fsSettings(writeCwd), "plant", w.home+"/.ssh/rc", payload), "mkdir", "ok", "plant", "EACCES")
+		want(t, w.probe(fsSettings(writeCwd), "plant", w.home+"/.zlogin", payload), "plant", placeholderRefused())
+		want(t, w.probe(fsSettings(writeCwd), "plant", w.home+"/.ssh/rc", payload), "mkdir", "ok", "plant", placeholderRefused())
 	})
 }
 

@@ -164,7 +164,6 @@ func TestEscapeCorePattern(t *testing.T) {
 // /proc/kpageflags, chmod 0 /proc/meminfo). /proc is read-only (EROFS) for
 // every user. The probe sets the mode the file has.
 func TestEscapeProcChmod(t *testing.T) {
-	skipOnLandlock(t)
 	const version = "/proc/version"
 	forEach(t, func(t *testing.T, w *workspace) {
 		for _, m := range kernelModes {
@@ -196,7 +195,6 @@ func rootWritableSysFile() string {
 // filesystem.disabled) /sys would be bound writable with it; srt binds it
 // read-only over itself, and an allowWrite naming it grants nothing.
 func TestEscapeSysWritableRoot(t *testing.T) {
-	skipOnLandlock(t)
 	f := rootWritableSysFile()
 	if f == "" {
 		t.Skip("no root-writable file of the ones this test knows under /sys on this machine")

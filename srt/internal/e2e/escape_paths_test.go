@@ -164,7 +164,7 @@ func TestEscapeSymlinkedAllowAcrossRuns(t *testing.T) {
 		// backend has none: a denied directory takes no write.
 		planted := "ok"
 		if testBackend == "landlock" {
-			planted = "EACCES"
+			planted = "EROFS"
 		}
 		want(t, p, "create", planted)
 		expect(t, p.result, 0, `filesystem.allowWrite.1 "out" grants nothing`)

@@ -166,7 +166,7 @@ func TestEscapeAvailabilityProtectedLink(t *testing.T) {
 		if testBackend == "landlock" {
 			// The Landlock backend keeps the protected link itself: the
 			// availability attack cannot start.
-			want(t, w.probe(d, "rename", w.dir+"/new-link", w.dir+"/deploy.sh"), "rename", "EACCES")
+			want(t, w.probe(d, "rename", w.dir+"/new-link", w.dir+"/deploy.sh"), "rename", "EROFS")
 			return
 		}
 		want(t, w.probe(d, "rename", w.dir+"/new-link", w.dir+"/deploy.sh"), "rename", "ok")

@@ -75,7 +75,7 @@ func TestWriteThroughSymlinkLeadingOut(t *testing.T) {
 func TestMissingDenyWritePathCannotBeCreated(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
 		s := fsSettings(`{"denyRead":[],"allowWrite":["."],"denyWrite":["newfile","newdir/deeper"]}`)
-		expect(t, w.sh(s, "echo x > newfile"), 1, "newfile: Permission denied")
+		expect(t, w.sh(s, "echo x > newfile"), 1, "newfile: "+errnoText[placeholderRefused()])
 		expect(t, w.sh(s, "mkdir -p newdir/deeper"), 1, refusedText("EROFS"))
 		expect(t, w.sh(s, "rm -f newfile"), 1, refusedText("EBUSY"))
 		for _, p := range []string{"newfile", "newdir"} {
@@ -96,7 +96,7 @@ func TestMandatoryDenies(t *testing.T) {
 		s := fsSettings(writeCwd)
 		expect(t, w.sh(s, "echo >> .git/hooks/pre-commit"), 1, ".git/hooks/pre-commit: "+refusedText("EROFS"))
 		expect(t, w.sh(s, "echo >> .git/config"), 1, ".git/config: "+refusedText("EROFS"))
-		expect(t, w.sh(s, "echo >> .bashrc"), 1, ".bashrc: Permission denied")
+		expect(t, w.sh(s, "echo >> .bashrc"), 1, ".bashrc: "+errnoText[placeholderRefused()])
 		expect(t, w.sh(s, "echo >> a/b/.bashrc"), 1, "a/b/.bashrc: "+refusedText("EROFS"))
 		expect(t, w.sh(s, "mkdir -p .vscode/x"), 1, refusedText("EROFS"))
 		expect(t, w.sh(s, "mkdir -p .claude/commands"), 1)

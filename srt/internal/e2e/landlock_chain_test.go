@@ -130,18 +130,18 @@ func TestLandlockChainDirs(t *testing.T) {
 			"cloexec": "1", "no-cloexec": "0", "umask": "0o600", "truncate-new": "ok", "mkdir-in-git": "ok",
 			"move-in-from-tmpdir": "ok", "unlink-missing": "ENOENT",
 			"write-through-link-to-new": "ab", "create-through-dangling-link": "c", "nofollow-link": "ELOOP",
-			"absolute-link-to-hooks": "EACCES", "link-chain-to-config": "EACCES", "proc-link-to-hooks": "EACCES",
+			"absolute-link-to-hooks": "EROFS", "link-chain-to-config": "EROFS", "proc-link-to-hooks": "EROFS",
 
-			"create-hooks": "EACCES", "mkdir-hooks": "EACCES", "write-config": "EACCES", "rename-git-away": "EACCES",
-			"rename-hooks-away": "EACCES", "rmdir-hooks": "EACCES", "unlink-config": "EACCES", "write-bashrc": "EACCES",
-			"unlink-bashrc": "EACCES", "rename-over-bashrc": "EACCES", "rename-over-config": "EACCES",
-			"rename-over-hooks": "EACCES", "exchange-bashrc": "13", "mkdir-vscode": "EACCES", "create-vscode": "EACCES",
-			"create-claude": "EACCES", "rmdir-claude": "EACCES", "rename-claude": "EACCES",
-			"symlink-to-hooks": "ok", "create-through-symlink": "EACCES", "symlink-to-config": "ok",
-			"write-through-symlink": "EACCES", "hardlink-config": "EACCES", "hardlink-outside": "EACCES",
-			"write-hardlink": "ENOENT", "dirfd-create-hooks": "EACCES", "dirfd-write-config": "EACCES",
-			"dirfd-rename-hooks": "EACCES", "dirfd-mkdir-ok": "ok", "opath-dirfd-hooks": "EACCES", "dev-fd-hooks": "EACCES", "dev-fd-cwd-ok": "ok", "proc-self-cwd": "EACCES", "proc-self-cwd-ok": "ok",
-			"truncate-config": "EACCES", "create-outside": "EACCES",
+			"create-hooks": "EROFS", "mkdir-hooks": "EROFS", "write-config": "EROFS", "rename-git-away": "EROFS",
+			"rename-hooks-away": "EROFS", "rmdir-hooks": "EROFS", "unlink-config": "EROFS", "write-bashrc": "EROFS",
+			"unlink-bashrc": "EROFS", "rename-over-bashrc": "EROFS", "rename-over-config": "EROFS",
+			"rename-over-hooks": "EROFS", "exchange-bashrc": "30", "mkdir-vscode": "EROFS", "create-vscode": "EROFS",
+			"create-claude": "EROFS", "rmdir-claude": "EROFS", "rename-claude": "EROFS",
+			"symlink-to-hooks": "ok", "create-through-symlink": "EROFS", "symlink-to-config": "ok",
+			"write-through-symlink": "EROFS", "hardlink-config": "EACCES", "hardlink-outside": "EACCES",
+			"write-hardlink": "ENOENT", "dirfd-create-hooks": "EROFS", "dirfd-write-config": "EROFS",
+			"dirfd-rename-hooks": "EROFS", "dirfd-mkdir-ok": "ok", "opath-dirfd-hooks": "EROFS", "dev-fd-hooks": "EROFS", "dev-fd-cwd-ok": "ok", "proc-self-cwd": "EROFS", "proc-self-cwd-ok": "ok",
+			"truncate-config": "EROFS", "create-outside": "EROFS",
 		}
 		wantSteps(t, r.stdout, want)
 		if t.Failed() {
@@ -334,7 +334,7 @@ func TestLandlockChainReads(t *testing.T) {
 			"sub-create-read": "s", "link-to-new": "fresh",
 			"exec-new": "EACCES", // execve checks Landlock on the path: nothing the supervisor can open for it
 			"read-env": "EACCES", "read-sub-env": "EACCES", "read-env-link": "EACCES", "read-env-proc": "EACCES",
-			"hardlink-env": "EACCES", "rename-env": "EACCES", "rdwr-mcp": "EACCES", "rdwr-mcp-link": "EACCES",
+			"hardlink-env": "EACCES", "rename-env": "EROFS", "rdwr-mcp": "EROFS", "rdwr-mcp-link": "EROFS",
 			"read-mcp": `{"mcpServers":{}}`,
 		}
 		wantSteps(t, r.stdout, want)

@@ -119,7 +119,7 @@ func TestLandlockAutoWithoutBubblewrap(t *testing.T) {
 			weaker = []string{"--allow-weaker=root"}
 		}
 		r := w.srt(append(weaker, "-s", s, "-c", `echo in > out/in.txt && echo IN-ok; echo out > `+w.path("out")+` 2>&1`)...)
-		expect(t, r, 1, "IN-ok", w.path("out")+": Permission denied")
+		expect(t, r, 1, "IN-ok", w.path("out")+": Read-only file system")
 		lines := strings.Count(r.stderr, "so srt runs the command under its Landlock backend")
 		if lines != 1 || !strings.Contains(r.stderr, "srt: warning: bubblewrap cannot be used (bubblewrap (bwrapPath "+nowhere+") cannot be used") {
 			t.Errorf("want one announcement naming the missing bubblewrap, got:\n%s", r.stderr)

@@ -91,6 +91,7 @@ type dirSet struct {
 	dirs  map[fileKey]*chainDir
 	stops map[fileKey]bool // directories under a protected name of a chain directory
 	roots map[fileKey]bool // directories Landlock grants the kind on (their subtree)
+	files map[fileKey]bool // the other files Landlock grants the kind on
 	devs  map[uint64]bool  // the devices of the chain directories
 }
 
@@ -161,22 +162,25 @@ var chainCalls = map[string]chainCall{
 	"truncate":  {op: opTruncate, dirfd: -1, path: 0, flags: -1, extra: 1},
 }
 
-// registerChains reads the chain directories from fd, records them, and
-// registers the supervisor's handlers.
-func registerChains(arch seccomp.Arch, fd int) error {
-	f := os.NewFile(uintptr(fd), "chains")
-	data, err := readAllLimited(f)
-	f.Close()
-	if err != nil {
-		return err
-	}
-	list, err := DecodeChains(data)
-	if err != nil {
-		return err
+// registerChains reads the chain directories from fd (none: 0), records
+// them, and registers the supervisor's handlers where there are any. The
+// read-only supervisor (rofs_linux.go) decides with what it records.
+func registerChains(arch seccomp.Arch, fd int) (*chainSet, error) {
+	var list []Chain
+	if fd > 0 {
+		f := os.NewFile(uintptr(fd), "chains")
+		data, err := readAllLimited(f)
+		f.Close()
+		if err != nil {
+			return nil, err
+		}
+		if list, err = DecodeChains(data); err != nil {
+			return nil, err
+		}
 	}
 	c := newChainSet(list, noNSWriteRoots, noNSReadRoots)
 	if len(c.w.dirs) == 0 && len(c.r.dirs) == 0 {
-		return nil
+		return c, nil
 	}
 	for _, n := range seccomp.ChainNotify(len(c.r.dirs) > 0) {
 		nr, ok := arch.Number(n.Syscall)
@@ -184,12 +188,12 @@ func registerChains(arch seccomp.Arch, fd int) error {
 			continue
 		}
 		if err := supervisor.Stack(n, nr, c.handler(chainCalls[n.Syscall])); err != nil {
-			return err
+			return nil, err
 		}
 	}
 	debug("chain supervisor: %d chain directories (%d protected directories, %d write roots); of the reads: %d (%d hidden directories, %d read roots)",
 		len(c.w.dirs), len(c.w.stops), len(c.w.roots), len(c.r.dirs), len(c.r.stops), len(c.r.roots))
-	return nil
+	return c, nil
 }
 
 // newChainSet records the chain directories of list and the directories
@@ -235,11 +239,20 @@ func newChainSet(list []Chain, writeRoots, readRoots []string) *chainSet {
 }
 
 func newDirSet(roots []string) dirSet {
-	s := dirSet{dirs: map[fileKey]*chainDir{}, stops: map[fileKey]bool{}, roots: map[fileKey]bool{}, devs: map[uint64]bool{}}
+	s := dirSet{dirs: map[fileKey]*chainDir{}, stops: map[fileKey]bool{}, roots: map[fileKey]bool{}, files: map[fileKey]bool{}, devs: map[uint64]bool{}}
 	for _, p := range roots {
+		// As Landlock took them (landlock.grantPath): a symlink is
+		// granted nothing.
 		var st unix.Stat_t
-		if unix.Lstat(p, &st) == nil && st.Mode&unix.S_IFMT == unix.S_IFDIR {
+		if unix.Lstat(p, &st) != nil {
+			continue
+		}
+		switch st.Mode & unix.S_IFMT {
+		case unix.S_IFDIR:
 			s.roots[keyOf(&st)] = true
+		case unix.S_IFLNK:
+		default:
+			s.files[keyOf(&st)] = true
 		}
 	}
 	return s
@@ -263,6 +276,17 @@ const maxWalk = 256
 // made or moved there; a mount beneath is an entry at the start, and
 // granted, or protected).
 func (c *dirSet) classify(fd int, near bool) (int, *chainDir) {
+	cls, chain, _ := c.class(fd, near)
+	return cls, chain
+}
+
+// class is classify that also says whether the class is known: false when
+// the walk stopped short (a directory it could not stat or go up from,
+// maxWalk levels, or near's shortcut), where clsNone only means
+// undecided. A known clsNone is a directory the rules refuse writes
+// beneath (a protected directory, or "/" reached with no grant on the
+// way).
+func (c *dirSet) class(fd int, near bool) (int, *chainDir, bool) {
 	cur := fd
 	defer func() {
 		if cur != fd {
@@ -272,39 +296,39 @@ func (c *dirSet) classify(fd int, near bool) (int, *chainDir) {
 	for level := 0; level < maxWalk; level++ {
 		var st unix.Stat_t
 		if unix.Fstat(cur, &st) != nil || st.Mode&unix.S_IFMT != unix.S_IFDIR {
-			return clsNone, nil
+			return clsNone, nil, false
 		}
 		k := keyOf(&st)
 		if d := c.dirs[k]; d != nil {
 			if level == 0 {
-				return clsChain, d
+				return clsChain, d, true
 			}
-			return clsBelow, nil
+			return clsBelow, nil, true
 		}
 		if c.stops[k] {
-			return clsNone, nil
+			return clsNone, nil, true
 		}
 		if c.roots[k] {
-			return clsRoot, nil
+			return clsRoot, nil, true
 		}
 		if near && !c.devs[uint64(st.Dev)] {
-			return clsNone, nil
+			return clsNone, nil, false
 		}
 		up, err := unix.Openat(cur, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
 		if err != nil {
-			return clsNone, nil
+			return clsNone, nil, false
 		}
 		var ust unix.Stat_t
 		if unix.Fstat(up, &ust) != nil || keyOf(&ust) == k {
 			unix.Close(up)
-			return clsNone, nil // "/"
+			return clsNone, nil, true // "/"
 		}
 		if cur != fd {
 			unix.Close(cur)
 		}
 		cur = up
 	}
-	return clsNone, nil
+	return clsNone, nil, false
 }
 
 // entry is one directory entry a call names, its directory opened, and

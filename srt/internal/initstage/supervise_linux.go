@@ -53,13 +53,24 @@ func supervise(arch seccomp.Arch, spec Spec) error {
 		}
 	}
 	// The chain supervisor only adds to what Landlock allows: without it
-	// the command runs with Landlock's grants alone, and is told.
-	chains := false
-	if spec.NoNS.ChainFD > 0 {
-		if err := registerChains(arch, spec.NoNS.ChainFD); err != nil {
+	// the command runs with Landlock's grants alone, and is told. The
+	// read-only supervisor (rofs_linux.go) decides with what the chain
+	// supervisor recorded: without it, writes Landlock refuses fail with
+	// EACCES rather than EROFS, and metadata is not covered, which the
+	// command is told.
+	chains, readOnly := false, false
+	if spec.NoNS.On {
+		c, err := registerChains(arch, spec.NoNS.ChainFD)
+		if err != nil {
 			fmt.Fprintf(os.Stderr, "srt: warning: %s: %v\n", noChainsWarning, err)
+			fmt.Fprintf(os.Stderr, "srt: warning: %s: %v\n", noReadOnlyWarning, err)
 		} else {
-			chains = true
+			chains = len(c.w.dirs) > 0 || len(c.r.dirs) > 0
+			if err := registerReadOnly(arch, c); err != nil {
+				fmt.Fprintf(os.Stderr, "srt: warning: %s: %v\n", noReadOnlyWarning, err)
+			} else {
+				readOnly = true
+			}
 		}
 	}
 	if supervisor.Empty() {
@@ -73,6 +84,9 @@ func supervise(arch seccomp.Arch, spec Spec) error {
 		if chains {
 			fmt.Fprintf(os.Stderr, "srt: warning: %s: %v\n", noChainsWarning, err)
 		}
+		if readOnly {
+			fmt.Fprintf(os.Stderr, "srt: warning: %s: %v\n", noReadOnlyWarning, err)
+		}
 		return nil
 	}
 	return err
@@ -81,6 +95,10 @@ func supervise(arch seccomp.Arch, spec Spec) error {
 // noChainsWarning says what the command goes without when the chain
 // supervisor cannot run.
 const noChainsWarning = "the command cannot make, remove or rename entries of a writable directory that holds a write-protected path (the Landlock backend's supervisor for them cannot run)"
+
+// noReadOnlyWarning says what the command goes without when the
+// read-only supervisor cannot run.
+const noReadOnlyWarning = "writes outside the write roots fail with EACCES rather than EROFS, and the command may change the mode, owner, times and extended attributes of files it owns outside them (the Landlock backend's supervisor for them cannot run)"
 
 // startSupervisor installs the notifying filter on this thread (locked by
 // run: the one that starts the command, which inherits the filter; the

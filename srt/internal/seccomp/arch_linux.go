@@ -133,4 +133,11 @@ var sysnum = map[string][2]uint32{
 	"lremovexattr":  {198, 15},
 	"setxattrat":    {463, 463},
 	"removexattrat": {466, 466},
+	// the Landlock backend's read-only supervisor's (rofs_linux.go)
+	"fchown":       {93, 55},
+	"fsetxattr":    {190, 7},
+	"fremovexattr": {199, 16},
+	"access":       {21, absent},
+	"faccessat":    {269, 48},
+	"faccessat2":   {439, 439},
 }
