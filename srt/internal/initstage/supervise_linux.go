@@ -21,8 +21,11 @@ var supervisor usernotif.Server
 // superviseUnixSockets registers the gate of network.allowUnixSockets;
 // hostNetwork: the command has no network namespace (the Landlock
 // backend).
-func superviseUnixSockets(allowed []UnixSocket, hostNetwork bool) error {
-	gate := &unixgate.Gate{Report: reportViolation, HostNetwork: hostNetwork}
+func superviseUnixSockets(allowed []UnixSocket, hostNetwork bool, net *netGate) error {
+	gate := &unixgate.Gate{Report: reportViolation, HostNetwork: hostNetwork, SkipConnect: net != nil}
+	if net != nil {
+		net.unix = gate.ConnectOn
+	}
 	for _, u := range allowed {
 		e := unixgate.Entry{Path: u.Path, Pinned: u.Pinned, Changed: u.Changed}
 		if u.ID != nil {
@@ -39,8 +42,18 @@ func superviseUnixSockets(allowed []UnixSocket, hostNetwork bool) error {
 // command runs without it, and says so.
 func supervise(arch seccomp.Arch, spec Spec) error {
 	gate := !spec.BlockUnixSockets && len(spec.UnixSockets) > 0
+	// The Landlock backend's connects and listens (netgate_linux.go).
+	var net *netGate
+	if spec.NoNS.On && spec.NoNS.InetTCPOnly {
+		net = &netGate{allowed: spec.NoNS.ConnectTo, report: reportViolation}
+	}
 	if gate {
-		if err := superviseUnixSockets(spec.UnixSockets, spec.NoNS.On); err != nil {
+		if err := superviseUnixSockets(spec.UnixSockets, spec.NoNS.On, net); err != nil {
+			return err
+		}
+	}
+	if net != nil {
+		if err := net.register(&supervisor); err != nil {
 			return err
 		}
 	}
@@ -66,7 +79,16 @@ func supervise(arch seccomp.Arch, spec Spec) error {
 		return nil
 	}
 	err := startSupervisor(arch)
-	if err != nil && !gate {
+	outer := net != nil && !gate && errors.Is(err, seccomp.ErrListenerTaken) && os.Getenv(ListenersVar) != ""
+	if outer {
+		// An srt inside an srt Landlock sandbox (the outer one offered
+		// its spare listeners): the outer srt's supervisor, the one
+		// listener a chain of filters may have, checks the command's
+		// connects and listens against the outer destinations, and this
+		// srt's Landlock rules limit the ports to its own.
+		debug("supervisor: %v; the outer srt's checks the command's connects and listens (%s is set)", err, ListenersVar)
+	}
+	if err != nil && !gate && (net == nil || outer) {
 		if observe {
 			fmt.Fprintf(os.Stderr, "srt: warning: filesystem violations are not reported for this command: %v\n", err)
 		}
@@ -74,6 +96,9 @@ func supervise(arch seccomp.Arch, spec Spec) error {
 			fmt.Fprintf(os.Stderr, "srt: warning: %s: %v\n", noChainsWarning, err)
 		}
 		return nil
+	}
+	if err != nil && net != nil && !gate {
+		return fmt.Errorf("the Landlock backend's supervisor of TCP connects and listens cannot run: %w (another seccomp supervisor runs this srt; use --backend bubblewrap)", err)
 	}
 	return err
 }
