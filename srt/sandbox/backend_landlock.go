@@ -341,7 +341,7 @@ func (m *Manager) landlockCommand(ctx context.Context, command string, o *comman
 		connectTo = append(connectTo, ap)
 	}
 	spec.NoNS = initstage.NoNS{On: true, GrantsFD: initstage.ExeFD + 1, ChainFD: chainFD, Reads: reads, Net: m.kernel.landlockABI >= 4,
-		ConnectPorts: connect, BindPorts: cfg.Network.ExposeLoopbackPorts, ConnectTo: connectTo,
+		ConnectPorts: connect, BindPorts: cfg.Network.ExposeLoopbackPorts, ConnectTo: connectTo, InOuter: inherited,
 		ScopeSignals: m.kernel.landlockABI >= 6, InetTCPOnly: true}
 	extra := append([]*os.File(nil), c.childEnds...)
 	var sparesSlot int

@@ -1,9 +1,12 @@
 package initstage
 
 import (
+	"bytes"
 	"encoding/binary"
 	"net/netip"
+	"os"
 	"slices"
+	"strconv"
 	"unsafe"
 
 	"golang.org/x/sys/unix"
@@ -31,12 +34,24 @@ import (
 //     network.allowUnixSockets lists paths; else it runs as the command
 //     made it (Continue), checked by seccomp and Landlock alone.
 //
+// A connect the gate allows of a process that has seccomp filters of its
+// own (more than the command started with, baseFilters: an srt inside,
+// whose supervisor cannot run under this one) runs as the process made it
+// (Continue), under its Landlock domain: the inner srt's TCP rules, which
+// the gate's own connect would skip, apply then. The kernel reads the
+// address and the descriptor again, so such a process that changes
+// either in between gets the TCP rules of every Landlock layer it is
+// under (ports, on any address), as a Unix socket's connect does.
+//
 // Refusals are reported as violations ("deny tcp-connect ADDR",
 // "deny tcp-listen").
 type netGate struct {
 	allowed []netip.AddrPort
 	unix    func(r *usernotif.Request, sock, domain int) usernotif.Reply // the Unix socket gate's connect, or nil
 	report  func(string)
+	// baseFilters is the number of seccomp filters the command starts
+	// with (0: unknown; every allowed connect is performed).
+	baseFilters int
 }
 
 // register adds the gate's handlers to s: both on goroutines of their
@@ -101,6 +116,9 @@ func (g *netGate) connect(r *usernotif.Request) usernotif.Reply {
 			g.report("deny tcp-connect " + dest.String())
 		}
 		return usernotif.Fail(unix.EACCES)
+	}
+	if g.baseFilters > 0 && seccompFilters(strconv.Itoa(r.Pid)) > g.baseFilters && r.Valid() {
+		return usernotif.Continue()
 	}
 	// dest not valid: AF_UNSPEC, which disconnects (connects nowhere).
 	var p unsafe.Pointer
@@ -177,4 +195,21 @@ func (g *netGate) listen(r *usernotif.Request) usernotif.Reply {
 		return usernotif.Fail(e)
 	}
 	return usernotif.Reply{}
+}
+
+// seccompFilters reads the number of seccomp filters of /proc/task (a
+// pid, a thread's id or "thread-self"): 0 when /proc does not say
+// (Linux before 5.9).
+func seccompFilters(task string) int {
+	status, err := os.ReadFile("/proc/" + task + "/status")
+	if err != nil {
+		return 0
+	}
+	for _, line := range bytes.Split(status, []byte("\n")) {
+		if v, ok := bytes.CutPrefix(line, []byte("Seccomp_filters:")); ok {
+			n, _ := strconv.Atoi(string(bytes.TrimSpace(v)))
+			return n
+		}
+	}
+	return 0
 }

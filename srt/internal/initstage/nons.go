@@ -38,6 +38,12 @@ type NoNS struct {
 	// a socket that has no port, which the kernel would bind to any
 	// without asking Landlock. Empty with On: no TCP destination at all.
 	ConnectTo []netip.AddrPort
+	// InOuter: this srt runs inside an srt Landlock sandbox, whose init
+	// stage's supervisor (the one a chain of filters may have) checks
+	// the command's connects and listens, and lets the connects of a
+	// process with filters of its own (this srt's command) run under
+	// their Landlock domain: this srt's TCP rules then apply too.
+	InOuter bool
 	// ScopeSignals refuses signals to processes outside the sandbox
 	// (Landlock ABI 6).
 	ScopeSignals bool
@@ -192,6 +198,9 @@ func (n NoNS) args() []string {
 	if n.InetTCPOnly {
 		a = append(a, "-tcp-only")
 	}
+	if n.InOuter {
+		a = append(a, "-in-outer")
+	}
 	for _, l := range n.Listeners {
 		a = append(a, "-listener-fd", strconv.Itoa(l.From)+":"+strconv.Itoa(l.To))
 	}
@@ -222,6 +231,8 @@ func (n *NoNS) parse(args []string, i int) (int, error) {
 		n.ScopeSignals = true
 	case "-tcp-only":
 		n.InetTCPOnly = true
+	case "-in-outer":
+		n.InOuter = true
 	case "-tcp-connect-to":
 		if i+1 == len(args) {
 			return 0, errors.New(args[i] + " needs a value")

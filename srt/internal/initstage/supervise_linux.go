@@ -78,15 +78,15 @@ func supervise(arch seccomp.Arch, spec Spec) error {
 	if supervisor.Empty() {
 		return nil
 	}
-	err := startSupervisor(arch)
-	outer := net != nil && !gate && errors.Is(err, seccomp.ErrListenerTaken) && os.Getenv(ListenersVar) != ""
+	err := startSupervisor(arch, net)
+	outer := net != nil && !gate && errors.Is(err, seccomp.ErrListenerTaken) && spec.NoNS.InOuter
 	if outer {
-		// An srt inside an srt Landlock sandbox (the outer one offered
-		// its spare listeners): the outer srt's supervisor, the one
-		// listener a chain of filters may have, checks the command's
-		// connects and listens against the outer destinations, and this
-		// srt's Landlock rules limit the ports to its own.
-		debug("supervisor: %v; the outer srt's checks the command's connects and listens (%s is set)", err, ListenersVar)
+		// An srt inside an srt Landlock sandbox (it took the outer's
+		// spare listeners): the outer srt's supervisor checks the
+		// command's connects and listens against the outer
+		// destinations, and lets this command's connects run under its
+		// Landlock domain, whose TCP rules are this srt's (netGate).
+		debug("supervisor: %v; the outer srt's checks the command's connects and listens", err)
 	}
 	if err != nil && !gate && (net == nil || outer) {
 		if observe {
@@ -111,12 +111,16 @@ const noChainsWarning = "the command cannot make, remove or rename entries of a 
 // run: the one that starts the command, which inherits the filter; the
 // init stage's other threads, where the handlers run, stay outside it) and
 // serves its notifications.
-func startSupervisor(arch seccomp.Arch) error {
+func startSupervisor(arch seccomp.Arch, net *netGate) error {
 	prog, err := seccomp.BuildNotify(arch, supervisor.Calls())
 	if err != nil {
 		return err
 	}
 	listener, err := seccomp.InstallListener(prog)
+	if err == nil && net != nil {
+		// This thread's filters are the command's when it starts.
+		net.baseFilters = seccompFilters("thread-self")
+	}
 	if errors.Is(err, seccomp.ErrListenerTaken) {
 		return fmt.Errorf("network.allowUnixSockets: %w; inside it, leave allowUnixSockets empty (the outer sandbox's list still applies) or set allowAllUnixSockets (the filesystem observer, diagnostic, then goes without)", err)
 	}
