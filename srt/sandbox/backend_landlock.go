@@ -36,7 +36,7 @@ import (
 // cannot do that bubblewrap does.
 
 // weakerSummary is what the announcement says the backend lacks.
-const weakerSummary = "no mount, PID, IPC or network namespace: the command sees the host's processes and their /proc files, may connect to the ports of srt's proxies (and of the spare listeners it offers an srt inside) on any address (Landlock's TCP rules know ports, not addresses), gets no network at all outside the proxy variables (no transparent capture, no UDP), refuses with EACCES where bubblewrap says EROFS or EBUSY, and makes new entries in a directory that holds a write-protected path through its supervisor (docs/security.md, \"The Landlock backend\")"
+const weakerSummary = "no mount, PID, IPC or network namespace: the command sees the host's processes and their /proc files, connects over TCP only through its supervisor, to srt's proxies (and the spare listeners it offers an srt inside) and allowedDomains' loopback entries, gets no network at all outside the proxy variables (no transparent capture, no UDP), refuses with EACCES where bubblewrap says EROFS or EBUSY, and makes new entries in a directory that holds a write-protected path through its supervisor (docs/security.md, \"The Landlock backend\")"
 
 // backendChoice is the backend New settled on.
 type backendChoice struct {

@@ -66,6 +66,10 @@ func (g *netGate) register(s *usernotif.Server) error {
 // sockaddr_storage's size: a longer address is refused as the kernel does.
 const maxSockaddr = 128
 
+// SIN6_LEN_RFC2133: the shortest sockaddr_in6 the kernel takes (without
+// sin6_scope_id).
+const sin6LenRFC2133 = 24
+
 // takeSocket duplicates the command's descriptor fd and reads its domain.
 func takeSocket(r *usernotif.Request, fd uint64) (int, int, error) {
 	sock, err := r.FD(int(int32(fd)))
@@ -137,33 +141,32 @@ func (g *netGate) allows(dest netip.AddrPort) bool {
 }
 
 // parseInetAddr reads the destination of a connect on an IP socket of
-// domain: the zero AddrPort for AF_UNSPEC (a disconnect), or an errno
-// (what the kernel's connect would say of the address, EINVAL or
-// EAFNOSUPPORT).
+// domain: the zero AddrPort for AF_UNSPEC (a disconnect), or the errno
+// the kernel's connect gives such an address (too short: EINVAL; another
+// family: EAFNOSUPPORT; an IPv4 address on an IPv6 socket included).
 func parseInetAddr(domain int, sa []byte) (netip.AddrPort, unix.Errno) {
 	if len(sa) < 2 {
 		return netip.AddrPort{}, unix.EINVAL
 	}
 	family := binary.NativeEndian.Uint16(sa)
-	switch {
-	case family == unix.AF_UNSPEC:
+	if family == unix.AF_UNSPEC {
 		return netip.AddrPort{}, 0
-	case family == unix.AF_INET && len(sa) >= unix.SizeofSockaddrInet4 && domain == unix.AF_INET:
-		port := binary.BigEndian.Uint16(sa[2:])
-		return netip.AddrPortFrom(netip.AddrFrom4([4]byte(sa[4:8])), port), 0
-	case family == unix.AF_INET6 && len(sa) >= unix.SizeofSockaddrInet6 && domain == unix.AF_INET6:
-		port := binary.BigEndian.Uint16(sa[2:])
-		return netip.AddrPortFrom(netip.AddrFrom16([16]byte(sa[8:24])), port), 0
-	case family == unix.AF_INET && domain == unix.AF_INET6:
-		// The kernel refuses it (EAFNOSUPPORT) for a v6 socket; refused
-		// here whatever its length.
-		return netip.AddrPort{}, unix.EAFNOSUPPORT
-	case family == unix.AF_INET6 && domain == unix.AF_INET:
-		return netip.AddrPort{}, unix.EAFNOSUPPORT
-	case family == unix.AF_INET || family == unix.AF_INET6:
-		return netip.AddrPort{}, unix.EINVAL // too short
 	}
-	return netip.AddrPort{}, unix.EAFNOSUPPORT
+	need, want := unix.SizeofSockaddrInet4, uint16(unix.AF_INET)
+	if domain == unix.AF_INET6 {
+		need, want = sin6LenRFC2133, unix.AF_INET6
+	}
+	switch {
+	case len(sa) < need:
+		return netip.AddrPort{}, unix.EINVAL
+	case family != want:
+		return netip.AddrPort{}, unix.EAFNOSUPPORT
+	}
+	port := binary.BigEndian.Uint16(sa[2:])
+	if domain == unix.AF_INET6 {
+		return netip.AddrPortFrom(netip.AddrFrom16([16]byte(sa[8:24])), port), 0
+	}
+	return netip.AddrPortFrom(netip.AddrFrom4([4]byte(sa[4:8])), port), 0
 }
 
 func (g *netGate) listen(r *usernotif.Request) usernotif.Reply {
