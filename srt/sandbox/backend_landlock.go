@@ -5,6 +5,7 @@ package sandbox
 import (
 	"context"
 	"fmt"
+	"net/netip"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -35,7 +36,7 @@ import (
 // cannot do that bubblewrap does.
 
 // weakerSummary is what the announcement says the backend lacks.
-const weakerSummary = "no mount, PID, IPC or network namespace: the command sees the host's processes and their /proc files, may connect to the ports of srt's proxies (and of the spare listeners it offers an srt inside) on any address (Landlock's TCP rules know ports, not addresses), gets no network at all outside the proxy variables (no transparent capture, no UDP), refuses some writes with EACCES where bubblewrap says EROFS or EXDEV, and makes new entries in a directory that holds a write-protected path through its supervisor (docs/security.md, \"The Landlock backend\")"
+const weakerSummary = "no mount, PID, IPC or network namespace: the command sees the host's processes and their /proc files, connects over TCP only through its supervisor, to srt's proxies (and the spare listeners it offers an srt inside) and allowedDomains' loopback entries, gets no network at all outside the proxy variables (no transparent capture, no UDP), refuses some writes with EACCES where bubblewrap says EROFS or EXDEV, and makes new entries in a directory that holds a write-protected path through its supervisor (docs/security.md, \"The Landlock backend\")"
 
 // backendChoice is the backend New settled on.
 type backendChoice struct {
@@ -327,11 +328,20 @@ func (m *Manager) landlockCommand(ctx context.Context, command string, o *comman
 		next++
 		m.debugf("spare listeners for an srt inside: ports %d and %d", c.ll.spares.ports.http, c.ll.spares.ports.socks)
 	}
+	// The destinations themselves, which the init stage's supervisor
+	// holds every connect to: the proxies and the spare listeners listen
+	// on 127.0.0.1 and ::1 (hostListeners).
+	var connectTo []netip.AddrPort
+	for _, port := range connect {
+		connectTo = append(connectTo, netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(port)),
+			netip.AddrPortFrom(netip.IPv6Loopback(), uint16(port)))
+	}
 	for _, ap := range c.loopAddrs {
 		connect = append(connect, int(ap.Port()))
+		connectTo = append(connectTo, ap)
 	}
 	spec.NoNS = initstage.NoNS{On: true, GrantsFD: initstage.ExeFD + 1, ChainFD: chainFD, Reads: reads, Net: m.kernel.landlockABI >= 4,
-		ConnectPorts: connect, BindPorts: cfg.Network.ExposeLoopbackPorts,
+		ConnectPorts: connect, BindPorts: cfg.Network.ExposeLoopbackPorts, ConnectTo: connectTo, InOuter: inherited,
 		ScopeSignals: m.kernel.landlockABI >= 6, InetTCPOnly: true}
 	extra := append([]*os.File(nil), c.childEnds...)
 	var sparesSlot int

@@ -3,6 +3,7 @@ package initstage
 import (
 	"bytes"
 	"errors"
+	"net/netip"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -29,6 +30,20 @@ type NoNS struct {
 	Net          bool
 	ConnectPorts []int
 	BindPorts    []int
+	// ConnectTo are the only TCP destinations the command's connect(2)
+	// may reach (srt's proxies, the spare listeners, allowedDomains'
+	// loopback entries), enforced by the init stage's supervisor on the
+	// command's socket itself (netgate_linux.go): Landlock's rules know
+	// ports and not addresses. The supervisor also refuses listen(2) on
+	// a socket that has no port, which the kernel would bind to any
+	// without asking Landlock. Empty with On: no TCP destination at all.
+	ConnectTo []netip.AddrPort
+	// InOuter: this srt runs inside an srt Landlock sandbox, whose init
+	// stage's supervisor (the one a chain of filters may have) checks
+	// the command's connects and listens, and lets the connects of a
+	// process with filters of its own (this srt's command) run under
+	// their Landlock domain: this srt's TCP rules then apply too.
+	InOuter bool
 	// ScopeSignals refuses signals to processes outside the sandbox
 	// (Landlock ABI 6).
 	ScopeSignals bool
@@ -174,11 +189,17 @@ func (n NoNS) args() []string {
 	for _, p := range n.BindPorts {
 		a = append(a, "-tcp-bind", strconv.Itoa(p))
 	}
+	for _, ap := range n.ConnectTo {
+		a = append(a, "-tcp-connect-to", ap.String())
+	}
 	if n.ScopeSignals {
 		a = append(a, "-scope-signals")
 	}
 	if n.InetTCPOnly {
 		a = append(a, "-tcp-only")
+	}
+	if n.InOuter {
+		a = append(a, "-in-outer")
 	}
 	for _, l := range n.Listeners {
 		a = append(a, "-listener-fd", strconv.Itoa(l.From)+":"+strconv.Itoa(l.To))
@@ -210,6 +231,18 @@ func (n *NoNS) parse(args []string, i int) (int, error) {
 		n.ScopeSignals = true
 	case "-tcp-only":
 		n.InetTCPOnly = true
+	case "-in-outer":
+		n.InOuter = true
+	case "-tcp-connect-to":
+		if i+1 == len(args) {
+			return 0, errors.New(args[i] + " needs a value")
+		}
+		ap, err := netip.ParseAddrPort(args[i+1])
+		if err != nil || !ap.Addr().Unmap().IsLoopback() || ap.Port() == 0 {
+			return 0, errors.New("bad -tcp-connect-to " + strconv.Quote(args[i+1]))
+		}
+		n.ConnectTo = append(n.ConnectTo, netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()))
+		return 2, nil
 	case "-listener-fd":
 		if i+1 == len(args) {
 			return 0, errors.New(args[i] + " needs a value")

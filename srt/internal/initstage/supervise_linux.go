@@ -21,8 +21,11 @@ var supervisor usernotif.Server
 // superviseUnixSockets registers the gate of network.allowUnixSockets;
 // hostNetwork: the command has no network namespace (the Landlock
 // backend).
-func superviseUnixSockets(allowed []UnixSocket, hostNetwork bool) error {
-	gate := &unixgate.Gate{Report: reportViolation, HostNetwork: hostNetwork}
+func superviseUnixSockets(allowed []UnixSocket, hostNetwork bool, net *netGate) error {
+	gate := &unixgate.Gate{Report: reportViolation, HostNetwork: hostNetwork, SkipConnect: net != nil}
+	if net != nil {
+		net.unix = gate.ConnectOn
+	}
 	for _, u := range allowed {
 		e := unixgate.Entry{Path: u.Path, Pinned: u.Pinned, Changed: u.Changed}
 		if u.ID != nil {
@@ -39,8 +42,18 @@ func superviseUnixSockets(allowed []UnixSocket, hostNetwork bool) error {
 // command runs without it, and says so.
 func supervise(arch seccomp.Arch, spec Spec) error {
 	gate := !spec.BlockUnixSockets && len(spec.UnixSockets) > 0
+	// The Landlock backend's connects and listens (netgate_linux.go).
+	var net *netGate
+	if spec.NoNS.On && spec.NoNS.InetTCPOnly {
+		net = &netGate{allowed: spec.NoNS.ConnectTo, report: reportViolation}
+	}
 	if gate {
-		if err := superviseUnixSockets(spec.UnixSockets, spec.NoNS.On); err != nil {
+		if err := superviseUnixSockets(spec.UnixSockets, spec.NoNS.On, net); err != nil {
+			return err
+		}
+	}
+	if net != nil {
+		if err := net.register(&supervisor); err != nil {
 			return err
 		}
 	}
@@ -76,8 +89,17 @@ func supervise(arch seccomp.Arch, spec Spec) error {
 	if supervisor.Empty() {
 		return nil
 	}
-	err := startSupervisor(arch)
-	if err != nil && !gate {
+	err := startSupervisor(arch, net)
+	outer := net != nil && !gate && errors.Is(err, seccomp.ErrListenerTaken) && spec.NoNS.InOuter
+	if outer {
+		// An srt inside an srt Landlock sandbox (it took the outer's
+		// spare listeners): the outer srt's supervisor checks the
+		// command's connects and listens against the outer
+		// destinations, and lets this command's connects run under its
+		// Landlock domain, whose TCP rules are this srt's (netGate).
+		debug("supervisor: %v; the outer srt's checks the command's connects and listens", err)
+	}
+	if err != nil && !gate && (net == nil || outer) {
 		if observe {
 			fmt.Fprintf(os.Stderr, "srt: warning: filesystem violations are not reported for this command: %v\n", err)
 		}
@@ -88,6 +110,12 @@ func supervise(arch seccomp.Arch, spec Spec) error {
 			fmt.Fprintf(os.Stderr, "srt: warning: %s: %v\n", noReadOnlyWarning, err)
 		}
 		return nil
+	}
+	if err != nil && net != nil && !gate {
+		return fmt.Errorf("the Landlock backend's supervisor of TCP connects and listens cannot run: %w (another seccomp supervisor runs this srt; use --backend bubblewrap)", err)
+	}
+	if errors.Is(err, seccomp.ErrListenerTaken) {
+		return fmt.Errorf("network.allowUnixSockets: %w; inside it, leave allowUnixSockets empty (the outer sandbox's list still applies) or set allowAllUnixSockets (the filesystem observer, diagnostic, then goes without)", err)
 	}
 	return err
 }
@@ -104,14 +132,15 @@ const noReadOnlyWarning = "writes outside the write roots fail with EACCES rathe
 // run: the one that starts the command, which inherits the filter; the
 // init stage's other threads, where the handlers run, stay outside it) and
 // serves its notifications.
-func startSupervisor(arch seccomp.Arch) error {
+func startSupervisor(arch seccomp.Arch, net *netGate) error {
 	prog, err := seccomp.BuildNotify(arch, supervisor.Calls())
 	if err != nil {
 		return err
 	}
 	listener, err := seccomp.InstallListener(prog)
-	if errors.Is(err, seccomp.ErrListenerTaken) {
-		return fmt.Errorf("network.allowUnixSockets: %w; inside it, leave allowUnixSockets empty (the outer sandbox's list still applies) or set allowAllUnixSockets (the filesystem observer, diagnostic, then goes without)", err)
+	if err == nil && net != nil {
+		// This thread's filters are the command's when it starts.
+		net.baseFilters = seccompFilters("thread-self")
 	}
 	if err != nil {
 		return err

@@ -71,6 +71,7 @@ var sysnum = map[string][2]uint32{
 	"mq_notify":         {244, 184},
 	"socketpair":        {53, 199},
 	"connect":           {42, 203},
+	"listen":            {50, 201},
 	"sendto":            {44, 206},
 	"sendmsg":           {46, 211},
 	"sendmmsg":          {307, 269},

@@ -11,7 +11,7 @@ var nativeSysnum = map[string]uint32{
 	"tgkill":            unix.SYS_TGKILL,
 	"rt_sigqueueinfo":   unix.SYS_RT_SIGQUEUEINFO,
 	"rt_tgsigqueueinfo": unix.SYS_RT_TGSIGQUEUEINFO,
-	"pidfd_open":        unix.SYS_PIDFD_OPEN, "shmget": unix.SYS_SHMGET, "shmat": unix.SYS_SHMAT, "shmctl": unix.SYS_SHMCTL, "semget": unix.SYS_SEMGET, "semop": unix.SYS_SEMOP, "semctl": unix.SYS_SEMCTL, "semtimedop": unix.SYS_SEMTIMEDOP, "msgget": unix.SYS_MSGGET, "msgsnd": unix.SYS_MSGSND, "msgrcv": unix.SYS_MSGRCV, "msgctl": unix.SYS_MSGCTL, "mq_open": unix.SYS_MQ_OPEN, "mq_timedsend": unix.SYS_MQ_TIMEDSEND, "mq_timedreceive": unix.SYS_MQ_TIMEDRECEIVE, "mq_notify": unix.SYS_MQ_NOTIFY, "connect": unix.SYS_CONNECT, "sendto": unix.SYS_SENDTO, "sendmsg": unix.SYS_SENDMSG, "sendmmsg": unix.SYS_SENDMMSG, "io_uring_setup": unix.SYS_IO_URING_SETUP,
+	"pidfd_open":        unix.SYS_PIDFD_OPEN, "shmget": unix.SYS_SHMGET, "shmat": unix.SYS_SHMAT, "shmctl": unix.SYS_SHMCTL, "semget": unix.SYS_SEMGET, "semop": unix.SYS_SEMOP, "semctl": unix.SYS_SEMCTL, "semtimedop": unix.SYS_SEMTIMEDOP, "msgget": unix.SYS_MSGGET, "msgsnd": unix.SYS_MSGSND, "msgrcv": unix.SYS_MSGRCV, "msgctl": unix.SYS_MSGCTL, "mq_open": unix.SYS_MQ_OPEN, "mq_timedsend": unix.SYS_MQ_TIMEDSEND, "mq_timedreceive": unix.SYS_MQ_TIMEDRECEIVE, "mq_notify": unix.SYS_MQ_NOTIFY, "connect": unix.SYS_CONNECT, "listen": unix.SYS_LISTEN, "sendto": unix.SYS_SENDTO, "sendmsg": unix.SYS_SENDMSG, "sendmmsg": unix.SYS_SENDMMSG, "io_uring_setup": unix.SYS_IO_URING_SETUP,
 	"io_uring_enter": unix.SYS_IO_URING_ENTER, "io_uring_register": unix.SYS_IO_URING_REGISTER,
 	"unshare": unix.SYS_UNSHARE, "clone": unix.SYS_CLONE, "clone3": unix.SYS_CLONE3,
 	"setns": unix.SYS_SETNS, "mount": unix.SYS_MOUNT, "umount2": unix.SYS_UMOUNT2,

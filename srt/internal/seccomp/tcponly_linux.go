@@ -32,6 +32,19 @@ var tcpOnlyTables = [][]rule{
 		{index: 0, anyOf: []uint32{unix.AF_INET, unix.AF_INET6}},
 		{index: 2, noneOf: []uint32{0, unix.IPPROTO_TCP}},
 	}, errno: unix.EPERM}},
+	// TCP Fast Open: sendto, sendmsg and sendmmsg with MSG_FASTOPEN
+	// connect an unconnected socket to the address they carry without
+	// the LSM hook Landlock's connect rule is (security_socket_connect,
+	// which tcp_sendmsg's Fast Open path does not call). EOPNOTSUPP is
+	// what a kernel without Fast Open answers, and programs that try it
+	// (curl --tcp-fastopen) then connect(2), which the rules check.
+	// TCP_FASTOPEN_CONNECT (a socket option) is left: its connect(2)
+	// goes through the hook.
+	{
+		{syscall: "sendto", args: []argTest{{index: 3, mask: unix.MSG_FASTOPEN}}, errno: unix.EOPNOTSUPP},
+		{syscall: "sendmsg", args: []argTest{{index: 2, mask: unix.MSG_FASTOPEN}}, errno: unix.EOPNOTSUPP},
+		{syscall: "sendmmsg", args: []argTest{{index: 3, mask: unix.MSG_FASTOPEN}}, errno: unix.EOPNOTSUPP},
+	},
 	// System V IPC and POSIX message queues: without an IPC namespace
 	// they are the host's (another process's shared memory, semaphores,
 	// queues). Every call that names an object is refused, so that an id

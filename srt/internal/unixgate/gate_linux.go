@@ -50,6 +50,9 @@ type Gate struct {
 	// outside the command's Landlock scope, is refused as that scope
 	// refuses one bound outside (EPERM).
 	HostNetwork bool
+	// SkipConnect leaves connect(2) out of Register: another handler
+	// takes every connect and gives the Unix sockets' to ConnectOn.
+	SkipConnect bool
 }
 
 // Entry is one listed path.
@@ -93,6 +96,9 @@ func (g *Gate) Register(s *usernotif.Server) error {
 		{seccomp.Notify{Syscall: "sendmsg"}, unix.SYS_SENDMSG, g.sendmsg},
 		{seccomp.Notify{Syscall: "sendmmsg"}, unix.SYS_SENDMMSG, g.sendmmsg},
 	} {
+		if h.nr == unix.SYS_CONNECT && g.SkipConnect {
+			continue
+		}
 		if err := s.Register(h.n, h.nr, h.h); err != nil {
 			return err
 		}
@@ -100,7 +106,10 @@ func (g *Gate) Register(s *usernotif.Server) error {
 	return nil
 }
 
-// errnoOf turns an error into the errno the command should see.
+// ErrnoOf turns an error of a handler into the errno the command should
+// see (for the handlers of the init stage's other supervisors too).
+func ErrnoOf(err error) unix.Errno { return errnoOf(err) }
+
 func errnoOf(err error) unix.Errno {
 	var e unix.Errno
 	switch {
@@ -148,15 +157,23 @@ func readAddr(r *usernotif.Request, addr, n uint64) ([]byte, error) {
 }
 
 func (g *Gate) connect(r *usernotif.Request) usernotif.Reply {
-	sa, err := readAddr(r, r.Args[1], r.Args[2])
-	if err != nil {
-		return usernotif.Fail(errnoOf(err))
-	}
 	sock, domain, _, err := socketOf(r, r.Args[0])
 	if err != nil {
 		return usernotif.Fail(errnoOf(err))
 	}
 	defer unix.Close(sock)
+	return g.ConnectOn(r, sock, domain)
+}
+
+// ConnectOn answers the connect r on sock, the command's socket that the
+// caller took from it (of family domain), which stays the caller's to
+// close: for a supervisor that decides the other families' connects
+// (Register with SkipConnect).
+func (g *Gate) ConnectOn(r *usernotif.Request, sock, domain int) usernotif.Reply {
+	sa, err := readAddr(r, r.Args[1], r.Args[2])
+	if err != nil {
+		return usernotif.Fail(errnoOf(err))
+	}
 	sa, done, e := g.route(r, domain, sa, "unix-connect")
 	if e != 0 {
 		return usernotif.Fail(e)
