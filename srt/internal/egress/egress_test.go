@@ -31,6 +31,7 @@ func TestProxyArgsVectors(t *testing.T) {
 		"relay-only-debug": {RelayOnly: true, Debug: true},
 		"parent-proxy": {ParentHTTP: "http://proxy.test:3128", ParentHTTPS: "http://user:pw@proxy.test:3129",
 			NoProxy: "localhost,.internal.test"},
+		"parent-all":      {ParentHTTP: "http://127.0.0.1:3128", ParentAll: true},
 		"verdict-timeout": {VerdictTimeout: 10 * time.Minute},
 		"rules": {Rules: srtlink.Rules{RefuseOpaqueTunnels: true, RequireHostMatch: true, PlaintextHeaderSet: true,
 			AmbiguousTarget: "asSpelled", StripResponseHeaders: []string{"x-secret", "-odd", "Set-Cookie"}}},
