@@ -204,8 +204,16 @@ func (p *proc) expectLine(want string) {
 // stderr.
 func (p *proc) exit() (int, string) {
 	p.t.Helper()
+	return p.exitWithin(10 * time.Second)
+}
+
+// exitWithin is exit with a longer wait, for a test that moves much data
+// before srt-proxy stops (a guard against a hang, not a speed check: on a
+// loaded 2-core machine that takes many seconds).
+func (p *proc) exitWithin(d time.Duration) (int, string) {
+	p.t.Helper()
 	var rest []string
-	timeout := time.After(10 * time.Second)
+	timeout := time.After(d)
 	for {
 		select {
 		case l, ok := <-p.lines:

@@ -4,7 +4,11 @@ package main
 
 import (
 	"bufio"
+	bin "encoding/binary"
+	"fmt"
 	"io"
+	"net"
+	"os"
 	"regexp"
 	"strconv"
 	"strings"
@@ -57,35 +61,41 @@ func TestDefaultVerdictTimeout(t *testing.T) {
 }
 
 // A decider that stops reading: once more than ⌈64 MiB·4/3⌉+32 MiB waits
-// for it, the link dies and srt-proxy stops.
+// for it, the link dies and srt-proxy stops. The decider reads nothing
+// once the first request is in: it knows the ids (1, 2, 3) and asks for
+// each body once srt-proxy has read that request's head. Two bodies fill
+// the budget; they are released when their verdicts time out (the 503s
+// their clients get), and only then is the third request sent, so that
+// its own verdict timeout (5 s) leaves time to read its body on a loaded
+// machine.
 func TestBackPressure(t *testing.T) {
 	if testing.Short() {
 		t.Skip("moves 96 MiB")
 	}
 	up := newUpstream(t, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
-	p := start(t, startOpts{args: []string{"--verdict-timeout", "1s"}})
+	p := start(t, startOpts{args: []string{"--verdict-timeout", "5s"}})
 	const max = 32 << 20
 	body := strings.Repeat("x", max)
 	head := "POST http://" + up.addr + "/ HTTP/1.1\r\nHost: " + up.addr + "\r\nContent-Length: " + strconv.Itoa(max) + "\r\n\r\n"
-	// The decider reads nothing from here on: it knows the ids (1, 2, 3)
-	// and asks for each body once the request is sent.
-	answers := make([]<-chan string, 3)
-	for i := range answers {
+	send := func(id uint64) <-chan string {
 		c := p.dial()
-		answers[i] = async(func() string {
-			io.WriteString(c, head)
+		if _, err := io.WriteString(c, head); err != nil {
+			t.Fatal(err)
+		}
+		headRead(t, c)
+		// The request reaches the decider's queue right after its
+		// head is read; the verdict must not come before it.
+		time.Sleep(200 * time.Millisecond)
+		p.dec.send(verdict(id, `"action":"need_body","max":33554432`))
+		return async(func() string {
 			io.WriteString(c, body)
 			return readAnswer(t, c, bufio.NewReader(c))
 		})
-		time.Sleep(300 * time.Millisecond)
-		p.dec.send(verdict(uint64(i+1), `"action":"need_body","max":33554432`))
-		if i == 1 {
-			// Two bodies fill the budget; they are released when their
-			// verdicts time out, and the third can be read.
-			time.Sleep(1500 * time.Millisecond)
-		}
 	}
-	code, rest := p.exit()
+	answers := []<-chan string{send(1), send(2)}
+	first := []string{await(t, answers[0]), await(t, answers[1])}
+	answers = append(answers, send(3))
+	code, rest := p.exitWithin(2 * time.Minute)
 	if !regexp.MustCompile(`^srt proxy: stopped \(decider: not reading: \d+ bytes queued\)$`).MatchString(rest) || code != 0 {
 		t.Fatalf("exit %d, stderr %q", code, rest)
 	}
@@ -93,10 +103,39 @@ func TestBackPressure(t *testing.T) {
 	if n <= 123032918 {
 		t.Errorf("died with %d bytes queued, not past the limit", n)
 	}
-	for _, ch := range answers {
-		ans := await(t, ch)
+	for _, ans := range append(first, await(t, answers[2])) {
 		if !strings.HasPrefix(ans, "HTTP/1.1 503 Service Unavailable\r\n") && !strings.Contains(ans, "<") {
 			t.Errorf("got %q", ans)
 		}
 	}
+}
+
+// headRead waits (at most 20 s) until the far end of the TCP connection c
+// has read every byte c sent: its receive queue, in /proc/net/tcp, is
+// empty.
+func headRead(t *testing.T, c net.Conn) {
+	t.Helper()
+	local := c.LocalAddr().(*net.TCPAddr)
+	ip := local.IP.To4()
+	if ip == nil {
+		t.Fatalf("headRead: %v is not IPv4", local)
+	}
+	// /proc/net/tcp writes the address as the kernel holds it (host
+	// order of the 32-bit word) and the port in hex.
+	want := fmt.Sprintf("%08X:%04X", bin.NativeEndian.Uint32(ip), local.Port)
+	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
+		table, err := os.ReadFile("/proc/net/tcp")
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, line := range strings.Split(string(table), "\n") {
+			f := strings.Fields(line)
+			if len(f) > 4 && f[2] == want {
+				if _, rx, _ := strings.Cut(f[4], ":"); strings.Trim(rx, "0") == "" {
+					return
+				}
+			}
+		}
+	}
+	t.Fatal("srt-proxy did not read the request head in 20 s")
 }
