@@ -6,6 +6,8 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"golang.org/x/sys/unix"
 )
 
 // Hostile review of the Landlock backend's network gate and read-only
@@ -215,5 +217,291 @@ res("NONBLOCK-OTHER", lambda: s.connect(("127.0.0.2", P)))
 			"MPTCP EPERM", "SCTP-STREAM EPERM", "UDP EPERM", "PACKET EPERM", "ANY4 EACCES", "ANY6 EACCES",
 			"MAPPED-OTHER EACCES", "SENDTO-ADDR EPIPE", "BIND0 EACCES", "LISTEN-AFTER-BIND0 EACCES",
 			"BIND-ANY-P EACCES", "NONBLOCK-OTHER EACCES")
+	})
+}
+
+// llroHookSetup makes a git repository in the working directory with a
+// hook that is not executable (.git/hooks is write-protected by srt's
+// mandatory rules), and returns the hook's path.
+func llroHookSetup(t *testing.T, w *workspace) string {
+	t.Helper()
+	if out, err := w.hostCmd(nil, "git", "init", "-q").CombinedOutput(); err != nil {
+		t.Fatalf("git init: %v\n%s", err, out)
+	}
+	return w.write("home/proj/.git/hooks/pre-commit", "#!/bin/sh\necho HOOK-RAN > /tmp/hook-ran\n")
+}
+
+// fsFlags reads a file's inode flags (FS_IOC_GETFLAGS).
+func fsFlags(t *testing.T, path string) int {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	v, err := unix.IoctlGetInt(int(f.Fd()), unix.FS_IOC_GETFLAGS)
+	if err != nil {
+		return -1
+	}
+	return v
+}
+
+// TestReviewLLROHookExec: the motivating escape, a hook in the protected
+// .git/hooks made executable (git then runs it on the host). Every way
+// to the mode, by path (plain, through /proc/self/cwd, /proc/self/root,
+// /proc/self/fd/N of a read-only descriptor, /proc/CHILD/fd/N of a
+// child's, a path of 2 000 bytes of "./", doubled slashes, a symlink in
+// the write root, a directory descriptor, fchmodat2 with
+// AT_SYMLINK_NOFOLLOW and with AT_EMPTY_PATH on an O_PATH descriptor),
+// by descriptor (fchmod; fsetxattr on an O_PATH descriptor: EROFS,
+// where the kernel says EBADF first: harmless), by an ACL (system.posix_acl_access's user
+// entry is the owner's mode), by the legacy time calls, by a hard link
+// or a rename into place, and by renaming .git itself away: each is
+// refused, and the hook's mode, times and ACL on the host are unchanged.
+func TestReviewLLROHookExec(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		hook := llroHookSetup(t, w)
+		sub := w.mkdir("home/proj/.git/hooks/sub")
+		before, subBefore, parentBefore := metaOf(t, hook), metaOf(t, sub), metaOf(t, w.home)
+		r := w.landlock(fsSettings(`{"allowWrite":["."],"denyWrite":[],"denyRead":[]}`), `python3 -c '
+import os, errno, ctypes, struct, time
+libc = ctypes.CDLL(None, use_errno=True)
+H = ".git/hooks/pre-commit"
+A = os.path.abspath(H)
+def res(name, f):
+    try:
+        v = f(); print(name, "ok" if v is None else v)
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno, e.errno))
+def sc(*a):
+    rv = libc.syscall(*a)
+    if rv < 0:
+        raise OSError(ctypes.get_errno(), "")
+res("CHMOD", lambda: os.chmod(H, 0o755))
+res("CHMOD-CWD", lambda: os.chmod("/proc/self/cwd/" + H, 0o755))
+res("CHMOD-ROOT", lambda: os.chmod("/proc/self/root" + A, 0o755))
+fd = os.open(H, os.O_RDONLY)
+res("CHMOD-PROCFD", lambda: os.chmod("/proc/self/fd/%d" % fd, 0o755))
+res("CHMOD-THREADSELF", lambda: os.chmod("/proc/thread-self/fd/%d" % fd, 0o755))
+res("FCHMOD", lambda: os.fchmod(fd, 0o755))
+r, wr = os.pipe()
+pid = os.fork()
+if pid == 0:
+    os.close(wr); os.read(r, 1); os._exit(0)
+res("CHMOD-CHILDFD", lambda: os.chmod("/proc/%d/fd/%d" % (pid, fd), 0o755))
+res("CHMOD-CHILDCWD", lambda: os.chmod("/proc/%d/cwd/%s" % (pid, H), 0o755))
+os.close(wr); os.waitpid(pid, 0)
+res("CHMOD-LONG", lambda: os.chmod("./" * 1000 + H, 0o755))
+res("CHMOD-SLASHES", lambda: os.chmod(".git//hooks/./pre-commit", 0o755))
+res("CHMOD-DOTDOT", lambda: os.chmod(".git/hooks/../hooks/pre-commit", 0o755))
+os.symlink(A, "hook-link")
+res("CHMOD-SYMLINK", lambda: os.chmod("hook-link", 0o755))
+d = os.open(".git/hooks", os.O_PATH | os.O_DIRECTORY)
+res("FCHMODAT-DIRFD", lambda: os.chmod("pre-commit", 0o755, dir_fd=d))
+res("FCHMODAT2-NOFOLLOW", lambda: sc(452, -100, H.encode(), 0o755, 0x100))
+p = os.open(H, os.O_PATH)
+res("FCHMODAT2-EMPTY", lambda: sc(452, p, b"", 0o755, 0x1000))
+res("FCHMODAT2-EMPTY-DIRFD", lambda: sc(452, d, b"pre-commit", 0o755, 0))
+# POSIX ACL, version 2: ACL_USER_OBJ rwx, ACL_GROUP_OBJ r-x, ACL_OTHER r-x
+acl = struct.pack("<I", 2) + struct.pack("<HHI", 1, 7, 0xffffffff) + struct.pack("<HHI", 4, 5, 0xffffffff) + struct.pack("<HHI", 0x20, 5, 0xffffffff)
+res("ACL", lambda: os.setxattr(H, "system.posix_acl_access", acl))
+res("ACL-FD", lambda: os.setxattr(fd, "system.posix_acl_access", acl))
+res("ACL-OPATH-PROC", lambda: os.setxattr("/proc/self/fd/%d" % p, "system.posix_acl_access", acl))
+res("FSETXATTR-OPATH", lambda: sc(190, p, b"user.x", b"v", 1, 0))
+tb = ctypes.create_string_buffer(struct.pack("<qq", 1000, 1000))
+res("UTIME", lambda: sc(132, H.encode(), tb))
+tv = ctypes.create_string_buffer(struct.pack("<qqqq", 1000, 0, 1000, 0))
+res("FUTIMESAT", lambda: sc(261, d, b"pre-commit", tv))
+res("UTIMES", lambda: sc(235, H.encode(), tv))
+res("LINK", lambda: os.link(H, "hard"))
+res("CHMOD-HARD", lambda: os.chmod("hard", 0o755))
+with open("evil", "w") as f: f.write("#!/bin/sh\necho EVIL\n")
+os.chmod("evil", 0o755)
+res("RENAME-IN", lambda: os.rename("evil", H))
+res("CREATE-HOOK", lambda: os.close(os.open(".git/hooks/post-checkout", os.O_CREAT | os.O_WRONLY, 0o755)))
+res("RENAME-GIT", lambda: os.rename(".git", "git-moved"))
+res("RENAME-HOOKS", lambda: os.rename(".git/hooks", ".git/hooks-moved"))
+res("CONFIG", lambda: open(".git/config", "a").write("[core]\nhooksPath = /tmp\n"))
+res("CHMOD-HOOKSDIR", lambda: os.chmod(".git/hooks", 0o777))
+res("CHMOD-HOOKSSUB", lambda: os.chmod(".git/hooks/sub", 0o777))
+res("FCHMOD-HOOKSSUB", lambda: os.fchmod(os.open(".git/hooks/sub", os.O_RDONLY | os.O_DIRECTORY), 0o777))
+res("FCHMOD-HOOKSSUB-OPATH", lambda: sc(452, os.open(".git/hooks/sub", os.O_PATH), b"", 0o777, 0x1000))
+res("CHMOD-PARENT", lambda: os.chmod("..", 0o777))
+print("MODE %o" % (os.stat(H).st_mode & 0o7777))
+'`)
+		if m := metaOf(t, sub); m != subBefore {
+			t.Errorf("ESCAPE: .git/hooks/sub changed on the host: %+v, was %+v", m, subBefore)
+		}
+		if m := metaOf(t, w.home); m != parentBefore {
+			t.Errorf("ESCAPE: the working directory's parent changed on the host: %+v, was %+v", m, parentBefore)
+		}
+		after := metaOf(t, hook)
+		if after != before {
+			t.Errorf("ESCAPE: the hook's metadata changed on the host: %+v, was %+v", after, before)
+		}
+		if fi, err := os.Stat(hook); err != nil || fi.Mode().Perm()&0o111 != 0 {
+			t.Errorf("ESCAPE: the hook is executable on the host: %v %v", fi, err)
+		}
+		if acl, err := unix.Getxattr(hook, "system.posix_acl_access", make([]byte, 64)); err == nil {
+			t.Errorf("ESCAPE: the hook has an ACL on the host (%d bytes)", acl)
+		}
+		for _, p := range []string{"home/proj/.git/hooks/post-checkout", "home/proj/git-moved", "home/proj/.git/hooks-moved"} {
+			if exists(w.path(p)) {
+				t.Errorf("ESCAPE: %s exists on the host", p)
+			}
+		}
+		t.Logf("%s", r.stdout)
+		expect(t, r, 0, "CHMOD EROFS", "CHMOD-CWD EROFS", "CHMOD-ROOT EROFS", "CHMOD-PROCFD EROFS", "CHMOD-THREADSELF EROFS",
+			"FCHMOD EROFS", "CHMOD-CHILDFD EROFS", "CHMOD-CHILDCWD EROFS", "CHMOD-LONG EROFS", "CHMOD-SLASHES EROFS",
+			"CHMOD-DOTDOT EROFS", "CHMOD-SYMLINK EROFS", "FCHMODAT-DIRFD EROFS", "FCHMODAT2-NOFOLLOW EROFS",
+			"FCHMODAT2-EMPTY EROFS", "FCHMODAT2-EMPTY-DIRFD EROFS", "ACL EROFS", "ACL-FD EROFS", "ACL-OPATH-PROC EROFS",
+			"FSETXATTR-OPATH EROFS", "UTIME EROFS", "FUTIMESAT EROFS", "UTIMES EROFS", "MODE 644",
+			"CHMOD-HOOKSDIR EROFS", "CHMOD-HOOKSSUB EROFS", "FCHMOD-HOOKSSUB EROFS", "FCHMOD-HOOKSSUB-OPATH EROFS", "CHMOD-PARENT EROFS")
+		for _, step := range []string{"LINK", "RENAME-IN", "CREATE-HOOK", "RENAME-GIT", "RENAME-HOOKS", "CONFIG"} {
+			if strings.Contains(r.stdout, step+" ok") {
+				t.Errorf("ESCAPE: %s succeeded\n%s", step, r)
+			}
+		}
+	})
+}
+
+// TestReviewLLROInodeFlags: FS_IOC_SETFLAGS (chattr) changes an inode's
+// flags through a descriptor opened for reading: the kernel asks only
+// that the caller own the file and the mount be writable. Landlock does
+// not cover the ioctl on a regular file (its ioctl right is for devices)
+// and the read-only supervisor is not notified of ioctl: a protected
+// file's flags (nodump, noatime, sync, ...; append-only and immutable
+// need CAP_LINUX_IMMUTABLE) change, where bubblewrap's read-only mount
+// says EROFS.
+func TestReviewLLROInodeFlags(t *testing.T) {
+	openFinding(t, "FS_IOC_SETFLAGS on a read-only descriptor changes a write-protected file's inode flags (no EROFS)")
+	forEach(t, func(t *testing.T, w *workspace) {
+		hook := llroHookSetup(t, w)
+		before := fsFlags(t, hook)
+		if before < 0 {
+			t.Skip("this filesystem has no inode flags")
+		}
+		r := w.landlock(fsSettings(`{"allowWrite":["."],"denyWrite":[],"denyRead":[]}`), `python3 -c '
+import os, fcntl, struct, errno
+fd = os.open(".git/hooks/pre-commit", os.O_RDONLY)
+old = struct.unpack("l", fcntl.ioctl(fd, 0x80086601, struct.pack("l", 0)))[0]
+try:
+    fcntl.ioctl(fd, 0x40086602, struct.pack("l", old | 0x40 | 0x80 | 0x8))  # NODUMP, NOATIME, SYNC
+    print("SETFLAGS ok")
+except OSError as e:
+    print("SETFLAGS", errno.errorcode[e.errno])
+'`)
+		after := fsFlags(t, hook)
+		if after != before {
+			t.Errorf("ESCAPE: the protected hook's inode flags changed on the host: %#x, were %#x\n%s", after, before, r)
+		}
+		expect(t, r, 0, "SETFLAGS EROFS")
+	})
+}
+
+// TestReviewLLROConfusedDeputy: the supervisor performs the metadata
+// calls with the command's credentials. A root command has uid 0 and no
+// capabilities: through the supervisor it may not chown a file of its
+// write root to another user, give away or take a file it does not own,
+// change the mode of another user's file, nor set a file capability
+// (security.capability, CAP_SETFCAP) or a trusted.* attribute
+// (CAP_SYS_ADMIN), nor a set-user-ID mode (seccomp, before the
+// supervisor). The unprivileged user likewise on root's file.
+func TestReviewLLROConfusedDeputy(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		own := w.write("home/proj/own", "x")
+		other := w.write("home/proj/other", "x")
+		otherUID := 4242
+		if w.r.uid != 0 {
+			otherUID = 0
+		}
+		if os.Geteuid() == 0 {
+			os.Chown(other, otherUID, otherUID)
+		}
+		ownBefore, otherBefore := metaOf(t, own), metaOf(t, other)
+		r := w.landlock(fsSettings(`{"allowWrite":["."],"denyWrite":[],"denyRead":[]}`), `python3 -c '
+import os, errno, ctypes
+libc = ctypes.CDLL(None, use_errno=True)
+def res(name, f):
+    try:
+        v = f(); print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno, e.errno))
+def sc(*a):
+    if libc.syscall(*a) < 0:
+        raise OSError(ctypes.get_errno(), "")
+# a v2 file capability: cap_setuid (bit 7) permitted and effective
+cap = (0x02000001).to_bytes(4, "little") + (1 << 7).to_bytes(4, "little") + bytes(12)
+res("CHOWN-AWAY", lambda: os.chown("own", 4243, 4243))
+res("CHGRP-AWAY", lambda: os.chown("own", -1, 4243))
+res("CHOWN-TAKE", lambda: os.chown("other", os.getuid(), os.getgid()))
+res("CHMOD-OTHER", lambda: os.chmod("other", 0o777))
+res("UTIME-OTHER", lambda: os.utime("other", (1000, 1000)))
+res("FILECAP", lambda: os.setxattr("own", "security.capability", cap))
+res("TRUSTED", lambda: os.setxattr("own", "trusted.x", b"v"))
+res("SETUID", lambda: os.chmod("own", 0o4755))
+res("SETUID-FCHMODAT2", lambda: sc(452, -100, b"own", 0o4755, 0))
+res("SETGID-FCHMOD", lambda: os.fchmod(os.open("own", os.O_RDONLY), 0o2755))
+'`)
+		t.Logf("%s", r.stdout)
+		expect(t, r, 0, "CHOWN-AWAY EPERM", "CHGRP-AWAY EPERM", "CHOWN-TAKE EPERM", "CHMOD-OTHER EPERM", "UTIME-OTHER EPERM",
+			"FILECAP EPERM", "TRUSTED EPERM", "SETUID EPERM", "SETUID-FCHMODAT2 EPERM", "SETGID-FCHMOD EPERM")
+		if m := metaOf(t, own); m != ownBefore {
+			t.Errorf("ESCAPE: %s changed: %+v, was %+v", own, m, ownBefore)
+		}
+		if m := metaOf(t, other); m != otherBefore {
+			t.Errorf("ESCAPE: %s changed: %+v, was %+v", other, m, otherBefore)
+		}
+		if _, err := unix.Getxattr(own, "security.capability", make([]byte, 64)); err == nil {
+			t.Errorf("ESCAPE: %s has a file capability", own)
+		}
+	})
+}
+
+// TestReviewLLRODirSwapRace: a directory component of the path swapped,
+// again and again, between a directory of the write root and the
+// protected .git/hooks (a symlink "a" retargeted, and a directory renamed
+// in and out of its place) while chmod and utime go through it: each call
+// changes the writable file or fails with EROFS, never the hook.
+func TestReviewLLRODirSwapRace(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		hook := llroHookSetup(t, w)
+		w.write("home/proj/w/pre-commit", "x")
+		before := metaOf(t, hook)
+		r := w.landlock(fsSettings(`{"allowWrite":["."],"denyWrite":[],"denyRead":[]}`), `python3 -c '
+import os, errno, threading, time
+os.symlink("w", "a")
+hooks = os.path.abspath(".git/hooks")
+stop = False
+def swap():
+    while not stop:
+        os.symlink(hooks, "a.new"); os.rename("a.new", "a")
+        os.symlink("w", "a.new"); os.rename("a.new", "a")
+        try:
+            os.rename("w", "b"); os.symlink(hooks, "w.new"); os.rename("w.new", "w")
+            os.unlink("w"); os.rename("b", "w")
+        except OSError:
+            pass
+th = threading.Thread(target=swap); th.start()
+out = {}
+deadline = time.time() + 10
+for i in range(3000):
+    if time.time() > deadline: break
+    for name, f in (("chmod", lambda p: os.chmod(p, 0o755)), ("utime", lambda p: os.utime(p, (1000, 1000)))):
+        for p in ("a/pre-commit", "w/pre-commit"):
+            try:
+                f(p); k = "ok"
+            except OSError as e:
+                k = errno.errorcode.get(e.errno, str(e.errno))
+            out[k] = out.get(k, 0) + 1
+stop = True; th.join()
+print("RESULTS", sorted(out.items()))
+print("MODE %o" % (os.stat(".git/hooks/pre-commit").st_mode & 0o777))
+'`)
+		t.Logf("%s", r.stdout)
+		if after := metaOf(t, hook); after != before {
+			t.Fatalf("ESCAPE: the hook changed on the host: %+v, was %+v\n%s", after, before, r)
+		}
+		expect(t, r, 0, "MODE 644", "('EROFS'", "('ok'")
 	})
 }
