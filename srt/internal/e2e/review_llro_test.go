@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -452,7 +453,9 @@ else:
 // change the mode of another user's file, nor set a file capability
 // (security.capability, CAP_SETFCAP) or a trusted.* attribute
 // (CAP_SYS_ADMIN), nor a set-user-ID mode (seccomp, before the
-// supervisor). The unprivileged user likewise on root's file.
+// supervisor). The unprivileged user likewise on root's file. Root's
+// files outside the write roots, which uid 0 owns (/etc/hostname, by
+// path and through /proc/self/fd, /sys, /dev/shm), are EROFS.
 func TestReviewLLROConfusedDeputy(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
 		own := w.write("home/proj/own", "x")
@@ -488,10 +491,18 @@ res("TRUSTED", lambda: os.setxattr("own", "trusted.x", b"v"))
 res("SETUID", lambda: os.chmod("own", 0o4755))
 res("SETUID-FCHMODAT2", lambda: sc(452, -100, b"own", 0o4755, 0))
 res("SETGID-FCHMOD", lambda: os.fchmod(os.open("own", os.O_RDONLY), 0o2755))
+m = os.stat("/etc/hostname").st_mode & 0o7777
+res("CHMOD-ETC", lambda: os.chmod("/etc/hostname", m))
+res("CHOWN-ETC", lambda: os.chown("/etc/hostname", 0, 0))
+res("UTIME-ETC", lambda: os.utime("/etc/hostname"))
+res("CHMOD-ETC-PROCFD", lambda: os.chmod("/proc/self/fd/%d" % os.open("/etc/hostname", os.O_RDONLY), m))
+res("CHMOD-SYS", lambda: os.chmod("/sys/kernel/mm", 0o755))
+res("CHMOD-DEVSHM", lambda: os.chmod("/dev/shm", 0o1777))
 '`)
 		t.Logf("%s", r.stdout)
 		expect(t, r, 0, "CHOWN-AWAY EPERM", "CHGRP-AWAY EPERM", "CHOWN-TAKE EPERM", "CHMOD-OTHER EPERM", "UTIME-OTHER EPERM",
-			"FILECAP EPERM", "TRUSTED EPERM", "SETUID EPERM", "SETUID-FCHMODAT2 EPERM", "SETGID-FCHMOD EPERM")
+			"FILECAP EPERM", "TRUSTED EPERM", "SETUID EPERM", "SETUID-FCHMODAT2 EPERM", "SETGID-FCHMOD EPERM",
+			"CHMOD-ETC EROFS", "CHOWN-ETC EROFS", "UTIME-ETC EROFS", "CHMOD-ETC-PROCFD EROFS", "CHMOD-SYS EROFS", "CHMOD-DEVSHM EROFS")
 		if m := metaOf(t, own); m != ownBefore {
 			t.Errorf("ESCAPE: %s changed: %+v, was %+v", own, m, ownBefore)
 		}
@@ -549,5 +560,55 @@ print("MODE %o" % (os.stat(".git/hooks/pre-commit").st_mode & 0o777))
 			t.Fatalf("ESCAPE: the hook changed on the host: %+v, was %+v\n%s", after, before, r)
 		}
 		expect(t, r, 0, "MODE 644", "('EROFS'", "('ok'")
+	})
+}
+
+// TestReviewLLROHungConnects: connects the supervisor performs that hang
+// (a host listener on the allowed port whose backlog is full: the SYNs
+// are dropped and retried for minutes) hold up nothing else: a connect to
+// the proxy meanwhile is answered at once, and the command's exit is
+// srt's exit (the supervisor's connects do not keep it running).
+func TestReviewLLROHungConnects(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Close(fd) })
+		if err := unix.Bind(fd, &unix.SockaddrInet4{Addr: [4]byte{127, 0, 0, 1}}); err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Listen(fd, 0); err != nil {
+			t.Fatal(err)
+		}
+		sa, _ := unix.Getsockname(fd)
+		p := itoa(sa.(*unix.SockaddrInet4).Port)
+		start := time.Now()
+		r := w.landlock(netSettings([]string{"127.0.0.1:" + p}, nil, ""), `python3 -c '
+import socket, threading, os, time
+P = `+p+`
+done = []
+def hang():
+    s = socket.socket()
+    try:
+        s.connect(("127.0.0.1", P))
+    except OSError:
+        pass
+    done.append(1)
+    time.sleep(60)
+ths = [threading.Thread(target=hang, daemon=True) for i in range(40)]
+for th in ths: th.start()
+time.sleep(1)
+proxy = int(os.environ["HTTP_PROXY"].rstrip("/").rsplit(":", 1)[1])
+t0 = time.time()
+s = socket.socket(); s.connect(("127.0.0.1", proxy))
+print("PROXY-CONNECT %.1f" % (time.time() - t0), "HUNG", 40 - len(done), flush=True)
+os._exit(0)
+'`)
+		if d := time.Since(start); d > 20*time.Second {
+			t.Errorf("srt took %v to end after the command", d)
+		}
+		expect(t, r, 0, "PROXY-CONNECT 0.", "!HUNG 0")
+		t.Logf("%s", r.stdout)
 	})
 }
