@@ -612,3 +612,57 @@ os._exit(0)
 		t.Logf("%s", r.stdout)
 	})
 }
+
+// TestReviewLLRONetlinkSwapDefault: the netlink swap of
+// TestReviewLLRONetlinkSwap with default settings (no allowedDomains,
+// no allowUnixSockets), aimed at the proxy's port on 127.0.0.2, where
+// nothing listens: an ECONNREFUSED says a SYN went out, past the gate and
+// Landlock (whose rule allows the proxy's port on any address). Any
+// host of the command's choosing that listens on every port (one
+// address, one port redirect) is then reachable directly, outside the
+// proxy: the residual is the network policy's whole. Control: port 1 on
+// 127.0.0.2 through the same swap is Landlock's EACCES, never refused by
+// the peer.
+func TestReviewLLRONetlinkSwapDefault(t *testing.T) {
+	openFinding(t, "default settings: a netlink socket's connect is let run; a TCP socket dup2ed onto its number reaches the proxy's port on any address")
+	forEach(t, func(t *testing.T, w *workspace) {
+		r := w.landlock(netSettings(nil, nil, ""), `python3 -c '
+import socket, errno, os, threading, ctypes, time
+libc = ctypes.CDLL(None, use_errno=True)
+proxy = int(os.environ["HTTP_PROXY"].rstrip("/").rsplit(":", 1)[1])
+nl = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+n = os.dup(nl.fileno())
+def race(port, tries):
+    buf = ctypes.create_string_buffer(bytes([2, 0]) + port.to_bytes(2, "big") + bytes([127, 0, 0, 2]) + bytes(8), 16)
+    cur = [socket.socket()]
+    stop = [False]
+    def swap():
+        while not stop[0]:
+            libc.dup2(cur[0].fileno(), n)
+            libc.dup2(nl.fileno(), n)
+    th = threading.Thread(target=swap); th.start()
+    out = {}
+    for i in range(tries):
+        rv = libc.connect(n, buf, 16)
+        k = "ok" if rv == 0 else errno.errorcode.get(ctypes.get_errno(), "?")
+        out[k] = out.get(k, 0) + 1
+        if k in ("ok", "ECONNREFUSED"):
+            cur[0] = socket.socket()
+            if port == proxy: break
+    stop[0] = True; th.join()
+    return sorted(out.items())
+print("PROXY-PORT", race(proxy, 3000))
+print("PORT-1", race(1, 300))
+'`)
+		t.Logf("%s", r.stdout)
+		expect(t, r, 0)
+		for _, line := range strings.Split(r.stdout, "\n") {
+			if strings.HasPrefix(line, "PROXY-PORT") && strings.Contains(line, "ECONNREFUSED") {
+				t.Errorf("ESCAPE: a SYN went to 127.0.0.2 on the proxy's port: %s", line)
+			}
+			if strings.HasPrefix(line, "PORT-1") && strings.Contains(line, "ECONNREFUSED") {
+				t.Errorf("control: port 1 reached past Landlock: %s", line)
+			}
+		}
+	})
+}
