@@ -51,7 +51,6 @@ BAD = bytes([2, 0]) + P.to_bytes(2, "big") + bytes([127, 0, 0, 2]) + bytes(8)
 // residual names Unix sockets and nested seccomp filters; this path needs
 // neither (default settings).
 func TestReviewLLRONetlinkSwap(t *testing.T) {
-	openFinding(t, "a netlink socket's connect is let run (Continue): a TCP socket dup2ed onto its number reaches an allowed port on any address")
 	forEach(t, func(t *testing.T, w *workspace) {
 		r, trap := llroRaceNet(t, w, `
 buf = ctypes.create_string_buffer(BAD, 16)
@@ -624,7 +623,6 @@ os._exit(0)
 // 127.0.0.2 through the same swap is Landlock's EACCES, never refused by
 // the peer.
 func TestReviewLLRONetlinkSwapDefault(t *testing.T) {
-	openFinding(t, "default settings: a netlink socket's connect is let run; a TCP socket dup2ed onto its number reaches the proxy's port on any address")
 	forEach(t, func(t *testing.T, w *workspace) {
 		r := w.landlock(netSettings(nil, nil, ""), `python3 -c '
 import socket, errno, os, threading, ctypes, time
@@ -664,5 +662,59 @@ print("PORT-1", race(1, 300))
 				t.Errorf("control: port 1 reached past Landlock: %s", line)
 			}
 		}
+	})
+}
+
+// TestReviewLLRONetlinkDeputy: with network.allowUnixSockets listing a
+// path, the Unix socket gate performs the connect of every socket that
+// is not an IP socket itself — a netlink socket's too — with the init
+// stage's credentials. Run by root, those hold capabilities the
+// command's thread dropped: netlink_connect's check (CAP_NET_ADMIN for a
+// multicast group of NETLINK_ROUTE, which has no NL_CFG_F_NONROOT_SEND)
+// is the supervisor's, and a send on the connected socket is not checked
+// again. The capless root command so broadcasts to every host process
+// listening on rtnetlink's link group (NetworkManager, systemd-networkd);
+// a sendto with the same address, checked against its own credentials,
+// is EPERM.
+func TestReviewLLRONetlinkDeputy(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		l, err := unix.Socket(unix.AF_NETLINK, unix.SOCK_RAW|unix.SOCK_CLOEXEC, unix.NETLINK_ROUTE)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Close(l) })
+		// RTMGRP_LINK
+		if err := unix.Bind(l, &unix.SockaddrNetlink{Family: unix.AF_NETLINK, Groups: 1}); err != nil {
+			t.Fatal(err)
+		}
+		unix.SetsockoptTimeval(l, unix.SOL_SOCKET, unix.SO_RCVTIMEO, &unix.Timeval{Usec: 1})
+		s := `{"network":{"allowedDomains":[],"deniedDomains":[],"allowUnixSockets":["` + w.path("some.sock") + `"]},"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}`
+		r := w.landlock(s, `python3 -c '
+import socket, errno
+s = socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0)
+msg = (16).to_bytes(4, "little") + (0x7777).to_bytes(2, "little") + bytes(10)
+try:
+    s.sendto(msg, (0, 1)); print("SENDTO ok")
+except OSError as e:
+    print("SENDTO", errno.errorcode[e.errno])
+try:
+    s.connect((0, 1)); print("CONNECT ok")
+    s.send(msg); print("SEND ok")
+except OSError as e:
+    print("CONNECT", errno.errorcode[e.errno])
+'`)
+		t.Logf("%s", r.stdout)
+		buf := make([]byte, 256)
+		time.Sleep(100 * time.Millisecond)
+		for range 64 {
+			n, from, err := unix.Recvfrom(l, buf, unix.MSG_DONTWAIT)
+			if err != nil {
+				break
+			}
+			if nl, ok := from.(*unix.SockaddrNetlink); ok && nl.Pid != 0 && n >= 6 && buf[4] == 0x77 && buf[5] == 0x77 {
+				t.Errorf("ESCAPE: a host rtnetlink listener received the command's broadcast (from portid %d)", nl.Pid)
+			}
+		}
+		expect(t, r, 0, "SENDTO EPERM", "CONNECT EPERM")
 	})
 }

@@ -22,7 +22,7 @@ var supervisor usernotif.Server
 // hostNetwork: the command has no network namespace (the Landlock
 // backend).
 func superviseUnixSockets(allowed []UnixSocket, hostNetwork bool, net *netGate) error {
-	gate := &unixgate.Gate{Report: reportViolation, HostNetwork: hostNetwork, SkipConnect: net != nil}
+	gate := &unixgate.Gate{Report: reportViolation, HostNetwork: hostNetwork, SkipConnect: net != nil, AsCommand: asCommand}
 	if net != nil {
 		net.unix = gate.ConnectOn
 	}

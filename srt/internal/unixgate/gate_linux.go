@@ -53,6 +53,23 @@ type Gate struct {
 	// SkipConnect leaves connect(2) out of Register: another handler
 	// takes every connect and gives the Unix sockets' to ConnectOn.
 	SkipConnect bool
+	// AsCommand, when set, runs a function with the command's
+	// credentials (the init stage's capabilities dropped): the connects
+	// and sends the gate performs on a socket that is not a Unix socket
+	// (netlink: connect to a multicast group, a destination port id)
+	// are checked by the kernel against the caller's capabilities, which
+	// must be the command's, not the gate's.
+	AsCommand func(func()) bool
+}
+
+// as runs f, as the command (AsCommand) for a socket of a domain other
+// than AF_UNIX; false when it could not.
+func (g *Gate) as(domain int, f func()) bool {
+	if domain == unix.AF_UNIX || g.AsCommand == nil {
+		f()
+		return true
+	}
+	return g.AsCommand(f)
 }
 
 // Entry is one listed path.
@@ -183,7 +200,11 @@ func (g *Gate) ConnectOn(r *usernotif.Request, sock, domain int) usernotif.Reply
 	if len(sa) > 0 {
 		p = unsafe.Pointer(&sa[0])
 	}
-	_, _, e = unix.Syscall(unix.SYS_CONNECT, uintptr(sock), uintptr(p), uintptr(len(sa)))
+	if !g.as(domain, func() {
+		_, _, e = unix.Syscall(unix.SYS_CONNECT, uintptr(sock), uintptr(p), uintptr(len(sa)))
+	}) {
+		return usernotif.Fail(unix.EPERM)
+	}
 	if e != 0 {
 		return usernotif.Fail(e)
 	}
@@ -225,7 +246,12 @@ func (g *Gate) sendto(r *usernotif.Request) usernotif.Reply {
 	if len(sa) > 0 {
 		sp = unsafe.Pointer(&sa[0])
 	}
-	sent, _, e := unix.Syscall6(unix.SYS_SENDTO, uintptr(sock), uintptr(dp), uintptr(len(data)), uintptr(uint32(r.Args[3])), uintptr(sp), uintptr(len(sa)))
+	var sent uintptr
+	if !g.as(domain, func() {
+		sent, _, e = unix.Syscall6(unix.SYS_SENDTO, uintptr(sock), uintptr(dp), uintptr(len(data)), uintptr(uint32(r.Args[3])), uintptr(sp), uintptr(len(sa)))
+	}) {
+		return usernotif.Fail(unix.EPERM)
+	}
 	if e != 0 {
 		return usernotif.Fail(e)
 	}
@@ -327,7 +353,12 @@ func (g *Gate) sendOne(r *usernotif.Request, sock, domain, typ int, hdr []byte, 
 	if len(m.control) > 0 {
 		msg.Control, msg.Controllen = &m.control[0], uint64(len(m.control))
 	}
-	n, _, e := unix.Syscall(unix.SYS_SENDMSG, uintptr(sock), uintptr(unsafe.Pointer(&msg)), uintptr(flags))
+	var n uintptr
+	if !g.as(domain, func() {
+		n, _, e = unix.Syscall(unix.SYS_SENDMSG, uintptr(sock), uintptr(unsafe.Pointer(&msg)), uintptr(flags))
+	}) {
+		return 0, unix.EPERM
+	}
 	if e != 0 {
 		return 0, e
 	}
