@@ -718,3 +718,54 @@ except OSError as e:
 		expect(t, r, 0, "SENDTO EPERM", "CONNECT EPERM")
 	})
 }
+
+// TestReviewLLROCredsDeputy: the Unix socket gate performs a sendmsg to
+// a listed socket itself, its control messages with it; SCM_CREDENTIALS
+// are checked by the kernel against the caller's credentials, the init
+// stage's. Run by root, those hold CAP_SYS_ADMIN and CAP_SETUID, which the
+// command's thread dropped: a capless root command claims to be pid 1 (or
+// any uid) to the listed socket's server, which its own sendmsg could not
+// (EPERM). (The command's own credentials fail too, EPERM, for every
+// runner: the kernel compares the pid given with the sender's, the init
+// stage's. A limitation, not asserted here.)
+func TestReviewLLROCredsDeputy(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		sock := w.path("creds.sock")
+		l, err := unix.Socket(unix.AF_UNIX, unix.SOCK_DGRAM|unix.SOCK_CLOEXEC, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { unix.Close(l) })
+		if err := unix.Bind(l, &unix.SockaddrUnix{Name: sock}); err != nil {
+			t.Fatal(err)
+		}
+		os.Chmod(sock, 0o666)
+		unix.SetsockoptInt(l, unix.SOL_SOCKET, unix.SO_PASSCRED, 1)
+		s := `{"network":{"allowedDomains":[],"deniedDomains":[],"allowUnixSockets":["` + sock + `"]},"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}`
+		r := w.landlock(s, `python3 -c '
+import socket, struct, errno, os
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+for name, pid, uid in (("OWN", os.getpid(), os.getuid()), ("PID1", 1, os.getuid()), ("UID4242", os.getpid(), 4242)):
+    try:
+        s.sendmsg([name.encode()], [(socket.SOL_SOCKET, socket.SCM_CREDENTIALS, struct.pack("iII", pid, uid, os.getgid()))], 0, "`+sock+`")
+        print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode[e.errno])
+'`)
+		t.Logf("%s", r.stdout)
+		buf, oob := make([]byte, 64), make([]byte, 256)
+		for range 3 {
+			n, oobn, _, _, err := unix.Recvmsg(l, buf, oob, unix.MSG_DONTWAIT)
+			if err != nil {
+				break
+			}
+			msgs, _ := unix.ParseSocketControlMessage(oob[:oobn])
+			for _, m := range msgs {
+				if c, err := unix.ParseUnixCredentials(&m); err == nil && string(buf[:n]) != "OWN" {
+					t.Errorf("ESCAPE: the server received %q with credentials pid %d uid %d", buf[:n], c.Pid, c.Uid)
+				}
+			}
+		}
+		expect(t, r, 0, "PID1 EPERM", "UID4242 EPERM")
+	})
+}

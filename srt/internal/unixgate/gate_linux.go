@@ -56,16 +56,20 @@ type Gate struct {
 	// AsCommand, when set, runs a function with the command's
 	// credentials (the init stage's capabilities dropped): the connects
 	// and sends the gate performs on a socket that is not a Unix socket
-	// (netlink: connect to a multicast group, a destination port id)
-	// are checked by the kernel against the caller's capabilities, which
-	// must be the command's, not the gate's.
+	// (netlink: connect to a multicast group, a destination port id), and
+	// the sends that carry control messages (SCM_CREDENTIALS: a pid, uid
+	// and gid other than the caller's need CAP_SYS_ADMIN, CAP_SETUID,
+	// CAP_SETGID), are checked by the kernel against the caller's
+	// capabilities, which must be the command's, not the gate's.
 	AsCommand func(func()) bool
 }
 
-// as runs f, as the command (AsCommand) for a socket of a domain other
-// than AF_UNIX; false when it could not.
-func (g *Gate) as(domain int, f func()) bool {
-	if domain == unix.AF_UNIX || g.AsCommand == nil {
+// as runs f, as the command (AsCommand) when cmd; false when it could
+// not. cmd: a socket of a domain other than AF_UNIX, or a message with
+// control messages (SCM_CREDENTIALS: the pid, uid and gid claimed are
+// checked against the caller's capabilities).
+func (g *Gate) as(cmd bool, f func()) bool {
+	if !cmd || g.AsCommand == nil {
 		f()
 		return true
 	}
@@ -200,7 +204,7 @@ func (g *Gate) ConnectOn(r *usernotif.Request, sock, domain int) usernotif.Reply
 	if len(sa) > 0 {
 		p = unsafe.Pointer(&sa[0])
 	}
-	if !g.as(domain, func() {
+	if !g.as(domain != unix.AF_UNIX, func() {
 		_, _, e = unix.Syscall(unix.SYS_CONNECT, uintptr(sock), uintptr(p), uintptr(len(sa)))
 	}) {
 		return usernotif.Fail(unix.EPERM)
@@ -247,7 +251,7 @@ func (g *Gate) sendto(r *usernotif.Request) usernotif.Reply {
 		sp = unsafe.Pointer(&sa[0])
 	}
 	var sent uintptr
-	if !g.as(domain, func() {
+	if !g.as(domain != unix.AF_UNIX, func() {
 		sent, _, e = unix.Syscall6(unix.SYS_SENDTO, uintptr(sock), uintptr(dp), uintptr(len(data)), uintptr(uint32(r.Args[3])), uintptr(sp), uintptr(len(sa)))
 	}) {
 		return usernotif.Fail(unix.EPERM)
@@ -354,7 +358,7 @@ func (g *Gate) sendOne(r *usernotif.Request, sock, domain, typ int, hdr []byte, 
 		msg.Control, msg.Controllen = &m.control[0], uint64(len(m.control))
 	}
 	var n uintptr
-	if !g.as(domain, func() {
+	if !g.as(domain != unix.AF_UNIX || len(m.control) > 0, func() {
 		n, _, e = unix.Syscall(unix.SYS_SENDMSG, uintptr(sock), uintptr(unsafe.Pointer(&msg)), uintptr(flags))
 	}) {
 		return 0, unix.EPERM
