@@ -769,3 +769,44 @@ for name, pid, uid in (("OWN", os.getpid(), os.getuid()), ("PID1", 1, os.getuid(
 		expect(t, r, 0, "PID1 EPERM", "UID4242 EPERM")
 	})
 }
+
+// TestReviewLLROStartWithReadChains: a denyRead path inside the writable
+// working directory (a .env) makes the supervisor notified of every open;
+// the init stage counted its seccomp filters (the network gate's
+// baseFilters) by reading /proc/thread-self/status after installing the
+// notifying filter on its own thread and before serving it: that open
+// waited for a supervisor not yet running, and the sandbox never started
+// (srt-init hung for good, holding srt's output pipes). The command must
+// run, at once.
+func TestReviewLLROStartWithReadChains(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		w.write("home/proj/.env", "SECRET")
+		out, err := os.CreateTemp(w.root, "out-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer out.Close()
+		s := w.settings(fsSettings(`{"allowWrite":["."],"denyWrite":[],"denyRead":["` + w.path("home/proj/.env") + `"]}`))
+		cmd := w.command(nil, append(landlockArgs(w), "-s", s, "-c", "echo STARTED; cat .env")...)
+		// Files, not pipes: a hung srt-init holding them does not hold
+		// up Wait.
+		cmd.Stdout, cmd.Stderr = out, out
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() { done <- cmd.Wait() }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			cmd.Process.Kill()
+			<-done
+			b, _ := os.ReadFile(out.Name())
+			t.Fatalf("the sandbox did not start in 20 s (the init stage waits on its own supervisor)\n%s", b)
+		}
+		b, _ := os.ReadFile(out.Name())
+		if !strings.Contains(string(b), "STARTED") || strings.Contains(string(b), "SECRET") {
+			t.Fatalf("want STARTED and .env unreadable:\n%s", b)
+		}
+	})
+}
