@@ -30,9 +30,11 @@ import (
 //     Landlock refuses a port;
 //   - listen of an IP socket without a port: EACCES, as Landlock refuses
 //     the bind that listen would make;
-//   - any other socket's connect: the Unix socket gate's (unix), when
+//   - a Unix socket's connect: the Unix socket gate's (unix), when
 //     network.allowUnixSockets lists paths; else it runs as the command
-//     made it (Continue), checked by seccomp and Landlock alone.
+//     made it (Continue), checked by seccomp and Landlock alone;
+//   - any other socket's (netlink): performed on the copy of the
+//     address, with the command's credentials (asCommand).
 //
 // A connect the gate allows of a process that has seccomp filters of its
 // own (more than the command started with, baseFilters: an srt inside,
@@ -95,21 +97,29 @@ func (g *netGate) connect(r *usernotif.Request) usernotif.Reply {
 		return usernotif.Fail(unixgate.ErrnoOf(err))
 	}
 	defer unix.Close(sock)
+	if !isIP(domain) && domain != unix.AF_UNIX {
+		// A netlink socket (the one other family the filters let the
+		// command make) or one it inherited: performed here too, on the
+		// copy, with the command's credentials. Let run, the kernel would
+		// take the number again, where a thread may have put a TCP socket
+		// meanwhile (Landlock's ports, on any address); and performed
+		// with the init stage's capabilities (a root caller's), a
+		// netlink_connect to a multicast group would be theirs.
+		sa, e := readSockaddr(r)
+		if e != 0 {
+			return usernotif.Fail(e)
+		}
+		return g.connectAs(sock, sa, true)
+	}
 	if !isIP(domain) {
 		if g.unix != nil {
 			return g.unix(r, sock, domain)
 		}
 		return usernotif.Continue()
 	}
-	n := int(int32(r.Args[2]))
-	if n < 0 || n > maxSockaddr {
-		return usernotif.Fail(unix.EINVAL)
-	}
-	var sa []byte
-	if n > 0 {
-		if sa, err = r.Read(r.Args[1], n); err != nil {
-			return usernotif.Fail(unixgate.ErrnoOf(err))
-		}
+	sa, e := readSockaddr(r)
+	if e != 0 {
+		return usernotif.Fail(e)
 	}
 	dest, e := parseInetAddr(domain, sa)
 	if e != 0 {
@@ -125,11 +135,43 @@ func (g *netGate) connect(r *usernotif.Request) usernotif.Reply {
 		return usernotif.Continue()
 	}
 	// dest not valid: AF_UNSPEC, which disconnects (connects nowhere).
+	return g.connectAs(sock, sa, false)
+}
+
+// readSockaddr copies connect's address (at most sockaddr_storage's
+// size, as the kernel takes).
+func readSockaddr(r *usernotif.Request) ([]byte, unix.Errno) {
+	n := int(int32(r.Args[2]))
+	if n < 0 || n > maxSockaddr {
+		return nil, unix.EINVAL
+	}
+	if n == 0 {
+		return nil, 0
+	}
+	sa, err := r.Read(r.Args[1], n)
+	if err != nil {
+		return nil, unixgate.ErrnoOf(err)
+	}
+	return sa, 0
+}
+
+// connectAs connects sock to sa, with the command's credentials when
+// asCmd (asCommand: no capability of the init stage's).
+func (g *netGate) connectAs(sock int, sa []byte, asCmd bool) usernotif.Reply {
 	var p unsafe.Pointer
 	if len(sa) > 0 {
 		p = unsafe.Pointer(&sa[0])
 	}
-	if _, _, e := unix.Syscall(unix.SYS_CONNECT, uintptr(sock), uintptr(p), uintptr(len(sa))); e != 0 {
+	var e unix.Errno
+	call := func() {
+		_, _, e = unix.Syscall(unix.SYS_CONNECT, uintptr(sock), uintptr(p), uintptr(len(sa)))
+	}
+	if !asCmd {
+		call()
+	} else if !asCommand(call) {
+		return usernotif.Fail(unix.EPERM)
+	}
+	if e != 0 {
 		return usernotif.Fail(e)
 	}
 	return usernotif.Reply{}

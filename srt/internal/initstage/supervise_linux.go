@@ -22,7 +22,7 @@ var supervisor usernotif.Server
 // hostNetwork: the command has no network namespace (the Landlock
 // backend).
 func superviseUnixSockets(allowed []UnixSocket, hostNetwork bool, net *netGate) error {
-	gate := &unixgate.Gate{Report: reportViolation, HostNetwork: hostNetwork, SkipConnect: net != nil}
+	gate := &unixgate.Gate{Report: reportViolation, HostNetwork: hostNetwork, SkipConnect: net != nil, AsCommand: asCommand}
 	if net != nil {
 		net.unix = gate.ConnectOn
 	}
@@ -137,10 +137,18 @@ func startSupervisor(arch seccomp.Arch, net *netGate) error {
 	if err != nil {
 		return err
 	}
+	// This thread's filters are the command's when it starts: those it
+	// has now and the notifying one. Counted before that one is
+	// installed: once it is, an open of this thread may wait for the
+	// supervisor (every open is notified where a hidden path lies in a
+	// writable directory), which does not serve yet.
+	before := 0
+	if net != nil {
+		before = seccompFilters("thread-self")
+	}
 	listener, err := seccomp.InstallListener(prog)
-	if err == nil && net != nil {
-		// This thread's filters are the command's when it starts.
-		net.baseFilters = seccompFilters("thread-self")
+	if err == nil && net != nil && before > 0 {
+		net.baseFilters = before + 1
 	}
 	if err != nil {
 		return err

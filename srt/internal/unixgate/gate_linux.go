@@ -53,6 +53,27 @@ type Gate struct {
 	// SkipConnect leaves connect(2) out of Register: another handler
 	// takes every connect and gives the Unix sockets' to ConnectOn.
 	SkipConnect bool
+	// AsCommand, when set, runs a function with the command's
+	// credentials (the init stage's capabilities dropped): the connects
+	// and sends the gate performs on a socket that is not a Unix socket
+	// (netlink: connect to a multicast group, a destination port id), and
+	// the sends that carry control messages (SCM_CREDENTIALS: a pid, uid
+	// and gid other than the caller's need CAP_SYS_ADMIN, CAP_SETUID,
+	// CAP_SETGID), are checked by the kernel against the caller's
+	// capabilities, which must be the command's, not the gate's.
+	AsCommand func(func()) bool
+}
+
+// as runs f, as the command (AsCommand) when cmd; false when it could
+// not. cmd: a socket of a domain other than AF_UNIX, or a message with
+// control messages (SCM_CREDENTIALS: the pid, uid and gid claimed are
+// checked against the caller's capabilities).
+func (g *Gate) as(cmd bool, f func()) bool {
+	if !cmd || g.AsCommand == nil {
+		f()
+		return true
+	}
+	return g.AsCommand(f)
 }
 
 // Entry is one listed path.
@@ -183,7 +204,11 @@ func (g *Gate) ConnectOn(r *usernotif.Request, sock, domain int) usernotif.Reply
 	if len(sa) > 0 {
 		p = unsafe.Pointer(&sa[0])
 	}
-	_, _, e = unix.Syscall(unix.SYS_CONNECT, uintptr(sock), uintptr(p), uintptr(len(sa)))
+	if !g.as(domain != unix.AF_UNIX, func() {
+		_, _, e = unix.Syscall(unix.SYS_CONNECT, uintptr(sock), uintptr(p), uintptr(len(sa)))
+	}) {
+		return usernotif.Fail(unix.EPERM)
+	}
 	if e != 0 {
 		return usernotif.Fail(e)
 	}
@@ -225,7 +250,12 @@ func (g *Gate) sendto(r *usernotif.Request) usernotif.Reply {
 	if len(sa) > 0 {
 		sp = unsafe.Pointer(&sa[0])
 	}
-	sent, _, e := unix.Syscall6(unix.SYS_SENDTO, uintptr(sock), uintptr(dp), uintptr(len(data)), uintptr(uint32(r.Args[3])), uintptr(sp), uintptr(len(sa)))
+	var sent uintptr
+	if !g.as(domain != unix.AF_UNIX, func() {
+		sent, _, e = unix.Syscall6(unix.SYS_SENDTO, uintptr(sock), uintptr(dp), uintptr(len(data)), uintptr(uint32(r.Args[3])), uintptr(sp), uintptr(len(sa)))
+	}) {
+		return usernotif.Fail(unix.EPERM)
+	}
 	if e != 0 {
 		return usernotif.Fail(e)
 	}
@@ -327,7 +357,12 @@ func (g *Gate) sendOne(r *usernotif.Request, sock, domain, typ int, hdr []byte, 
 	if len(m.control) > 0 {
 		msg.Control, msg.Controllen = &m.control[0], uint64(len(m.control))
 	}
-	n, _, e := unix.Syscall(unix.SYS_SENDMSG, uintptr(sock), uintptr(unsafe.Pointer(&msg)), uintptr(flags))
+	var n uintptr
+	if !g.as(domain != unix.AF_UNIX || len(m.control) > 0, func() {
+		n, _, e = unix.Syscall(unix.SYS_SENDMSG, uintptr(sock), uintptr(unsafe.Pointer(&msg)), uintptr(flags))
+	}) {
+		return 0, unix.EPERM
+	}
 	if e != 0 {
 		return 0, e
 	}
