@@ -336,12 +336,21 @@ func (m *Manager) landlockCommand(ctx context.Context, command string, o *comman
 		connectTo = append(connectTo, netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(port)),
 			netip.AddrPortFrom(netip.IPv6Loopback(), uint16(port)))
 	}
+	// A process with seccomp filters of its own (an srt inside's
+	// command) reaches only the spare listeners.
+	var nestedTo []netip.AddrPort
+	if c.ll.spares != nil {
+		for _, port := range []int{c.ll.spares.ports.http, c.ll.spares.ports.socks} {
+			nestedTo = append(nestedTo, netip.AddrPortFrom(netip.AddrFrom4([4]byte{127, 0, 0, 1}), uint16(port)),
+				netip.AddrPortFrom(netip.IPv6Loopback(), uint16(port)))
+		}
+	}
 	for _, ap := range c.loopAddrs {
 		connect = append(connect, int(ap.Port()))
 		connectTo = append(connectTo, ap)
 	}
 	spec.NoNS = initstage.NoNS{On: true, GrantsFD: initstage.ExeFD + 1, ChainFD: chainFD, Reads: reads, Net: m.kernel.landlockABI >= 4,
-		ConnectPorts: connect, BindPorts: cfg.Network.ExposeLoopbackPorts, ConnectTo: connectTo, InOuter: inherited,
+		ConnectPorts: connect, BindPorts: cfg.Network.ExposeLoopbackPorts, ConnectTo: connectTo, NestedTo: nestedTo, InOuter: inherited,
 		ScopeSignals: m.kernel.landlockABI >= 6, InetTCPOnly: true}
 	extra := append([]*os.File(nil), c.childEnds...)
 	var sparesSlot int

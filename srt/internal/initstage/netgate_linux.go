@@ -30,20 +30,25 @@ import (
 //     Landlock refuses a port;
 //   - listen of an IP socket without a port: EACCES, as Landlock refuses
 //     the bind that listen would make;
-//   - a Unix socket's connect: the Unix socket gate's (unix), when
-//     network.allowUnixSockets lists paths; else it runs as the command
-//     made it (Continue), checked by seccomp and Landlock alone;
+//   - a Unix socket's connect: the Unix socket gate's (unix): of the
+//     listed paths when network.allowUnixSockets lists any, else of
+//     every path (abstract names refused, EPERM: the gate's connect
+//     would skip Landlock's scope), performed on the copy with the
+//     command's credentials;
 //   - any other socket's (netlink): performed on the copy of the
 //     address, with the command's credentials (asCommand).
 //
-// A connect the gate allows of a process that has seccomp filters of its
-// own (more than the command started with, baseFilters: an srt inside,
-// whose supervisor cannot run under this one) runs as the process made it
-// (Continue), under its Landlock domain: the inner srt's TCP rules, which
-// the gate's own connect would skip, apply then. The kernel reads the
-// address and the descriptor again, so such a process that changes
-// either in between gets the TCP rules of every Landlock layer it is
-// under (ports, on any address), as a Unix socket's connect does.
+// No connect runs as the process made it (Continue): the kernel would
+// take the descriptor and the address again, where a thread may have put
+// a TCP socket and an address of its choosing meanwhile (Landlock's
+// ports, on any address). So the connect of a process that has seccomp
+// filters of its own (more than the command started with, baseFilters:
+// an srt inside, whose supervisor cannot run under this one, or a
+// program that sandboxes itself) is made here too, outside its Landlock
+// domain, whose TCP rules it then skips: such a process reaches only the
+// spare listeners (nested), where an srt inside serves its own command,
+// and not this srt's proxies or allowedDomains' loopback destinations,
+// which an srt inside may not allow.
 //
 // Refusals are reported as violations ("deny tcp-connect ADDR",
 // "deny tcp-listen").
@@ -51,8 +56,11 @@ type netGate struct {
 	allowed []netip.AddrPort
 	unix    func(r *usernotif.Request, sock, domain int) usernotif.Reply // the Unix socket gate's connect, or nil
 	report  func(string)
+	// nested are the destinations of a process with seccomp filters of
+	// its own (the spare listeners, where an srt inside serves).
+	nested []netip.AddrPort
 	// baseFilters is the number of seccomp filters the command starts
-	// with (0: unknown; every allowed connect is performed).
+	// with (0: unknown; every process is held to allowed).
 	baseFilters int
 }
 
@@ -115,7 +123,7 @@ func (g *netGate) connect(r *usernotif.Request) usernotif.Reply {
 		if g.unix != nil {
 			return g.unix(r, sock, domain)
 		}
-		return usernotif.Continue()
+		return usernotif.Fail(unix.EACCES) // supervise sets unix always
 	}
 	sa, e := readSockaddr(r)
 	if e != 0 {
@@ -131,8 +139,16 @@ func (g *netGate) connect(r *usernotif.Request) usernotif.Reply {
 		}
 		return usernotif.Fail(unix.EACCES)
 	}
-	if g.baseFilters > 0 && seccompFilters(strconv.Itoa(r.Pid)) > g.baseFilters && r.Valid() {
-		return usernotif.Continue()
+	if dest.IsValid() && g.baseFilters > 0 && seccompFilters(strconv.Itoa(r.Pid)) > g.baseFilters && !g.allowsNested(dest) {
+		// A process with seccomp filters of its own (an srt inside, or
+		// a program that sandboxes itself) reaches only the spare
+		// listeners, where an srt inside serves: its Landlock domain,
+		// which the connect made here skips, may allow less than this
+		// srt's destinations (an srt inside allows its own proxies).
+		if g.report != nil {
+			g.report("deny tcp-connect " + dest.String() + " (a process with seccomp filters of its own: only the spare listeners of an srt inside)")
+		}
+		return usernotif.Fail(unix.EACCES)
 	}
 	// dest not valid: AF_UNSPEC, which disconnects (connects nowhere).
 	return g.connectAs(sock, sa, false)
@@ -180,6 +196,11 @@ func (g *netGate) connectAs(sock int, sa []byte, asCmd bool) usernotif.Reply {
 // allows says whether dest is one of the destinations allowed.
 func (g *netGate) allows(dest netip.AddrPort) bool {
 	return slices.Contains(g.allowed, netip.AddrPortFrom(dest.Addr().Unmap(), dest.Port()))
+}
+
+// allowsNested says whether dest is a spare listener's (nested).
+func (g *netGate) allowsNested(dest netip.AddrPort) bool {
+	return slices.Contains(g.nested, netip.AddrPortFrom(dest.Addr().Unmap(), dest.Port()))
 }
 
 // parseInetAddr reads the destination of a connect on an IP socket of

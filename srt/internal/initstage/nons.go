@@ -38,6 +38,10 @@ type NoNS struct {
 	// a socket that has no port, which the kernel would bind to any
 	// without asking Landlock. Empty with On: no TCP destination at all.
 	ConnectTo []netip.AddrPort
+	// NestedTo are the only destinations (of ConnectTo) of a process
+	// with seccomp filters of its own, an srt inside's command: the
+	// spare listeners (netgate_linux.go).
+	NestedTo []netip.AddrPort
 	// InOuter: this srt runs inside an srt Landlock sandbox, whose init
 	// stage's supervisor (the one a chain of filters may have) checks
 	// the command's connects and listens, and lets the connects of a
@@ -192,6 +196,9 @@ func (n NoNS) args() []string {
 	for _, ap := range n.ConnectTo {
 		a = append(a, "-tcp-connect-to", ap.String())
 	}
+	for _, ap := range n.NestedTo {
+		a = append(a, "-tcp-connect-nested", ap.String())
+	}
 	if n.ScopeSignals {
 		a = append(a, "-scope-signals")
 	}
@@ -233,15 +240,20 @@ func (n *NoNS) parse(args []string, i int) (int, error) {
 		n.InetTCPOnly = true
 	case "-in-outer":
 		n.InOuter = true
-	case "-tcp-connect-to":
+	case "-tcp-connect-to", "-tcp-connect-nested":
 		if i+1 == len(args) {
 			return 0, errors.New(args[i] + " needs a value")
 		}
 		ap, err := netip.ParseAddrPort(args[i+1])
 		if err != nil || !ap.Addr().Unmap().IsLoopback() || ap.Port() == 0 {
-			return 0, errors.New("bad -tcp-connect-to " + strconv.Quote(args[i+1]))
+			return 0, errors.New("bad " + args[i] + " " + strconv.Quote(args[i+1]))
 		}
-		n.ConnectTo = append(n.ConnectTo, netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port()))
+		ap = netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())
+		if args[i] == "-tcp-connect-to" {
+			n.ConnectTo = append(n.ConnectTo, ap)
+		} else {
+			n.NestedTo = append(n.NestedTo, ap)
+		}
 		return 2, nil
 	case "-listener-fd":
 		if i+1 == len(args) {

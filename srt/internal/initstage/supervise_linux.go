@@ -45,12 +45,16 @@ func supervise(arch seccomp.Arch, spec Spec) error {
 	// The Landlock backend's connects and listens (netgate_linux.go).
 	var net *netGate
 	if spec.NoNS.On && spec.NoNS.InetTCPOnly {
-		net = &netGate{allowed: spec.NoNS.ConnectTo, report: reportViolation}
+		net = &netGate{allowed: spec.NoNS.ConnectTo, nested: spec.NoNS.NestedTo, report: reportViolation}
 	}
 	if gate {
 		if err := superviseUnixSockets(spec.UnixSockets, spec.NoNS.On, net); err != nil {
 			return err
 		}
+	} else if net != nil {
+		// No list: the gate connects a Unix socket to any path, so that
+		// no connect runs as the command made it (netgate_linux.go).
+		net.unix = (&unixgate.Gate{Report: reportViolation, HostNetwork: true, AllowAll: true, AsCommand: asCommand}).ConnectOn
 	}
 	if net != nil {
 		if err := net.register(&supervisor); err != nil {

@@ -141,4 +141,6 @@ var sysnum = map[string][2]uint32{
 	"access":       {21, absent},
 	"faccessat":    {269, 48},
 	"faccessat2":   {439, 439},
+	// inode flags by path (Linux 6.17), refused by the Landlock backend
+	"file_setattr": {469, 469},
 }

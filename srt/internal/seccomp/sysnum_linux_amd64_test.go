@@ -30,7 +30,7 @@ var nativeSysnum = map[string]uint32{
 	"removexattr": unix.SYS_REMOVEXATTR, "lremovexattr": unix.SYS_LREMOVEXATTR,
 	"setxattrat": unix.SYS_SETXATTRAT, "removexattrat": unix.SYS_REMOVEXATTRAT,
 	"fchown": unix.SYS_FCHOWN, "fsetxattr": unix.SYS_FSETXATTR, "fremovexattr": unix.SYS_FREMOVEXATTR,
-	"faccessat": unix.SYS_FACCESSAT, "faccessat2": unix.SYS_FACCESSAT2, "access": unix.SYS_ACCESS,
+	"faccessat": unix.SYS_FACCESSAT, "faccessat2": unix.SYS_FACCESSAT2, "file_setattr": unix.SYS_FILE_SETATTR, "access": unix.SYS_ACCESS,
 	"mkdir": unix.SYS_MKDIR, "unlink": unix.SYS_UNLINK, "rmdir": unix.SYS_RMDIR, "rename": unix.SYS_RENAME,
 	"link": unix.SYS_LINK, "symlink": unix.SYS_SYMLINK, "chown": unix.SYS_CHOWN, "lchown": unix.SYS_LCHOWN,
 	"utime": unix.SYS_UTIME, "utimes": unix.SYS_UTIMES, "futimesat": unix.SYS_FUTIMESAT,

@@ -31,7 +31,7 @@ var nativeSysnum = map[string]uint32{
 	"removexattr": unix.SYS_REMOVEXATTR, "lremovexattr": unix.SYS_LREMOVEXATTR,
 	"setxattrat": unix.SYS_SETXATTRAT, "removexattrat": unix.SYS_REMOVEXATTRAT,
 	"fchown": unix.SYS_FCHOWN, "fsetxattr": unix.SYS_FSETXATTR, "fremovexattr": unix.SYS_FREMOVEXATTR,
-	"faccessat": unix.SYS_FACCESSAT, "faccessat2": unix.SYS_FACCESSAT2,
+	"faccessat": unix.SYS_FACCESSAT, "faccessat2": unix.SYS_FACCESSAT2, "file_setattr": unix.SYS_FILE_SETATTR,
 	// nor these
 	"mkdir": absent, "unlink": absent, "rmdir": absent, "rename": absent, "link": absent, "symlink": absent,
 	"chown": absent, "lchown": absent, "utime": absent, "utimes": absent, "futimesat": absent,

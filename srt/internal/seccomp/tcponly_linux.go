@@ -45,6 +45,18 @@ var tcpOnlyTables = [][]rule{
 		{syscall: "sendmsg", args: []argTest{{index: 2, mask: unix.MSG_FASTOPEN}}, errno: unix.EOPNOTSUPP},
 		{syscall: "sendmmsg", args: []argTest{{index: 3, mask: unix.MSG_FASTOPEN}}, errno: unix.EOPNOTSUPP},
 	},
+	// A file's inode flags (chattr: nodump, noatime, sync, ...; the
+	// extended ones, the project id), its generation and fs-verity are
+	// changed through a descriptor open for reading alone, which no
+	// Landlock right covers: a write-protected file (a hook, .bashrc)
+	// would take them. The ioctls and file_setattr(2) (Linux 6.17) are
+	// refused wherever the file lies (bubblewrap's read-only mounts
+	// refuse them outside the write roots only); ENOSYS for
+	// file_setattr, what a kernel before it answers.
+	{
+		{syscall: "ioctl", args: []argTest{{index: 1, anyOf: inodeIoctls}}, errno: unix.EPERM},
+		{syscall: "file_setattr", errno: unix.ENOSYS},
+	},
 	// System V IPC and POSIX message queues: without an IPC namespace
 	// they are the host's (another process's shared memory, semaphores,
 	// queues). Every call that names an object is refused, so that an id
@@ -56,6 +68,11 @@ var tcpOnlyTables = [][]rule{
 		{syscall: "mq_open", errno: unix.EPERM}, {syscall: "mq_timedsend", errno: unix.EPERM}, {syscall: "mq_timedreceive", errno: unix.EPERM}, {syscall: "mq_notify", errno: unix.EPERM},
 	},
 }
+
+// inodeIoctls change a file's inode flags, generation or fs-verity:
+// FS_IOC_SETFLAGS and FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR,
+// FS_IOC_SETVERSION and FS_IOC32_SETVERSION, FS_IOC_ENABLE_VERITY.
+var inodeIoctls = []uint32{0x40086602, 0x40046602, 0x401c5820, 0x40087602, 0x40047602, 0x40806685}
 
 // BuildTCPOnly returns the programs that leave a sandbox without a network
 // namespace only TCP among its network sockets; install each (Install).
