@@ -82,7 +82,7 @@ func TestBackPressure(t *testing.T) {
 		if _, err := io.WriteString(c, head); err != nil {
 			t.Fatal(err)
 		}
-		headRead(t, c)
+		headRead(t, p, c)
 		// The request reaches the decider's queue right after its
 		// head is read; the verdict must not come before it.
 		time.Sleep(200 * time.Millisecond)
@@ -110,10 +110,12 @@ func TestBackPressure(t *testing.T) {
 	}
 }
 
-// headRead waits (at most 20 s) until the far end of the TCP connection c
-// has read every byte c sent: its receive queue, in /proc/net/tcp, is
-// empty.
-func headRead(t *testing.T, c net.Conn) {
+// headRead waits (at most 20 s) until srt-proxy p has read every byte the
+// TCP connection c sent: its end's receive queue, in p's
+// /proc/PID/net/tcp, is empty. (p's table, not /proc/net: that is the
+// network namespace of this test binary's main thread, which another
+// test of the package may have left elsewhere.)
+func headRead(t *testing.T, p *proc, c net.Conn) {
 	t.Helper()
 	local := c.LocalAddr().(*net.TCPAddr)
 	ip := local.IP.To4()
@@ -124,7 +126,7 @@ func headRead(t *testing.T, c net.Conn) {
 	// order of the 32-bit word) and the port in hex.
 	want := fmt.Sprintf("%08X:%04X", bin.NativeEndian.Uint32(ip), local.Port)
 	for deadline := time.Now().Add(20 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		table, err := os.ReadFile("/proc/net/tcp")
+		table, err := os.ReadFile("/proc/" + strconv.Itoa(p.cmd.Process.Pid) + "/net/tcp")
 		if err != nil {
 			t.Fatal(err)
 		}
