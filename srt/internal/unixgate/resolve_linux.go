@@ -26,7 +26,14 @@ const maxLinks = 40
 //
 // What it reaches decides nothing by itself: the caller decides on the
 // inode of the descriptor returned, and connects to that inode.
-func resolve(path string, tid int, alive func() bool) (int, unix.Errno) {
+//
+// ownProc refuses (EACCES) a magic link of another process than tid's
+// own (its /proc/PID/root, cwd, fd/N of a PID outside its thread
+// group): the init stage walking is outside the command's Landlock
+// domain and may hold capabilities the command has not, so it may follow
+// links the command may not (Landlock's ptrace scope, the missing
+// CAP_SYS_PTRACE), into another mount namespace.
+func resolve(path string, tid int, alive func() bool, ownProc bool) (int, unix.Errno) {
 	if path == "" {
 		return -1, unix.ENOENT
 	}
@@ -42,7 +49,7 @@ func resolve(path string, tid int, alive func() bool) (int, unix.Errno) {
 		unix.Close(cur)
 		return -1, unix.ESRCH
 	}
-	return walk(cur, path, tid)
+	return walk(cur, path, tid, ownProc)
 }
 
 // ResolveAt is resolve from the directory open at dir instead of the
@@ -64,12 +71,12 @@ func ResolveAt(dir int, path string, tid int) (int, unix.Errno) {
 	if err != nil {
 		return -1, errnoOf(err)
 	}
-	return walk(cur, path, tid)
+	return walk(cur, path, tid, false)
 }
 
 // walk resolves path from cur (which it takes) for thread tid: resolve's
 // loop.
-func walk(cur int, path string, tid int) (int, unix.Errno) {
+func walk(cur int, path string, tid int, ownProc bool) (int, unix.Errno) {
 	todo := splitPath(path)
 	links := 0
 	for len(todo) > 0 {
@@ -113,6 +120,10 @@ func walk(cur int, path string, tid int) (int, unix.Errno) {
 			if err != nil {
 				unix.Close(cur)
 				return -1, errnoOf(err)
+			}
+			if magic && ownProc && !ownProcDir(cur, tid) {
+				unix.Close(cur)
+				return -1, unix.EACCES
 			}
 			if magic {
 				next, err = unix.Openat(cur, c, unix.O_PATH|unix.O_CLOEXEC, 0)
@@ -219,4 +230,49 @@ func readlinkAt(dir int, name string) (string, error) {
 			return "", unix.ENAMETOOLONG
 		}
 	}
+}
+
+// ownProcDir says whether dir, a procfs directory below its root where a
+// magic link lies (/proc/PID, /proc/PID/fd, /proc/PID/task/TID/fd, ...),
+// is one of thread tid's own thread group: the Tgid of its status file
+// (in dir, or its parent) is tid's.
+func ownProcDir(dir, tid int) bool {
+	own := tgidOf(unix.AT_FDCWD, "/proc/"+strconv.Itoa(tid)+"/status")
+	if own <= 0 {
+		return false
+	}
+	if t := tgidOf(dir, "status"); t > 0 {
+		return t == own
+	}
+	up, err := unix.Openat(dir, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return false
+	}
+	defer unix.Close(up)
+	if on, err := procBelowRoot(up); err != nil || !on {
+		return false
+	}
+	return tgidOf(up, "status") == own
+}
+
+// tgidOf reads the Tgid line of the status file name in dir; 0 when it
+// cannot.
+func tgidOf(dir int, name string) int {
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 4096)
+	n, err := unix.Read(fd, buf)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	for _, line := range strings.Split(string(buf[:n]), "\n") {
+		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+			t, _ := strconv.Atoi(strings.TrimSpace(v))
+			return t
+		}
+	}
+	return 0
 }
