@@ -349,3 +349,58 @@ func TestReviewLLRO2UnixConnectEdges(t *testing.T) {
 		}
 	})
 }
+
+// TestReviewLLRO2UnderParentFilter: srt started by a process that has a
+// seccomp filter of its own already (an allow-all one, as a container's
+// default profile or a sandboxed CI runner gives): the command starts
+// with that many more filters, which the gate must count as the base
+// (baseFilters), not take for filters of the command's own. Expected: the
+// allowed loopback destination is reached; 127.0.0.2 on its port is not
+// (EACCES); a process of the command that adds a filter of its own is
+// refused the allowed destination too (EACCES).
+func TestReviewLLRO2UnderParentFilter(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		ok := startTrap(t, "127.0.0.1:0")
+		p := itoa(ok.port)
+		trap := startTrap(t, "127.0.0.2:"+p)
+		cmd := w.command(nil, append(landlockArgs(w), "-s", w.settings(netSettings([]string{"127.0.0.1:" + p}, nil, "")), "-c", `python3 -c '
+import socket, ctypes, errno, os
+libc = ctypes.CDLL(None, use_errno=True)
+def status():
+    for l in open("/proc/self/status"):
+        if l.startswith("Seccomp_filters"): return l.split()[1]
+print("FILTERS", status())
+def con(name, addr, tag):
+    s = socket.socket()
+    try:
+        s.connect(addr); s.sendall(tag); print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno, e.errno))
+con("ALLOWED", ("127.0.0.1", `+p+`), b"allowed")
+con("OTHER", ("127.0.0.2", `+p+`), b"other")
+class sock_filter(ctypes.Structure): _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
+class sock_fprog(ctypes.Structure): _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(sock_filter))]
+allow = (sock_filter * 1)(sock_filter(0x06, 0, 0, 0x7fff0000))
+prog = sock_fprog(1, allow)
+print("OWN-FILTER", libc.prctl(22, 2, ctypes.byref(prog), 0, 0))
+con("ALLOWED-OWN", ("127.0.0.1", `+p+`), b"own")
+'`)...)
+		wrapper := `import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+class sock_filter(ctypes.Structure): _fields_ = [("code", ctypes.c_ushort), ("jt", ctypes.c_ubyte), ("jf", ctypes.c_ubyte), ("k", ctypes.c_uint)]
+class sock_fprog(ctypes.Structure): _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(sock_filter))]
+allow = (sock_filter * 1)(sock_filter(0x06, 0, 0, 0x7fff0000))
+prog = sock_fprog(1, allow)
+assert libc.prctl(38, 1, 0, 0, 0) == 0
+assert libc.prctl(22, 2, ctypes.byref(prog), 0, 0) == 0
+os.execv(sys.argv[1], sys.argv[1:])
+`
+		cmd.Args = append([]string{"/usr/bin/python3", "-c", wrapper, cmd.Path}, cmd.Args[1:]...)
+		cmd.Path = "/usr/bin/python3"
+		r := w.run(cmd)
+		if got := trap.received(); len(got) > 0 {
+			t.Errorf("ESCAPE: the trap on 127.0.0.2 received %q\n%s", got, r)
+		}
+		expect(t, r, 0, "ALLOWED ok", "OTHER EACCES", "OWN-FILTER 0", "ALLOWED-OWN EACCES")
+	})
+}
