@@ -404,3 +404,46 @@ os.execv(sys.argv[1], sys.argv[1:])
 		expect(t, r, 0, "ALLOWED ok", "OTHER EACCES", "OWN-FILTER 0", "ALLOWED-OWN EACCES")
 	})
 }
+
+// TestReviewLLRO2UnixBlockedConnectSignal: a blocking Unix connect to a
+// listener whose backlog is full waits in the gate's goroutine, and the
+// command waits for the gate killably only (WAIT_KILLABLE_RECV): a
+// signal whose handler should interrupt it (no SA_RESTART: EINTR, what
+// alarm(2) timeouts and Python's Ctrl-C rely on) does not, and the
+// connect returns only once the listener accepts (here after 3 s, a
+// thread of the command's) — or never. Before d578f73 such a connect
+// (no allowUnixSockets list) ran as made, interruptible. Not an escape:
+// a liveness regression, undocumented. Expected: EINTR after the alarm
+// (0.2 s), as on the host.
+func TestReviewLLRO2UnixBlockedConnectSignal(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		openFinding(t, "a blocking Unix connect through the gate cannot be interrupted by a signal (EINTR): it waits for the peer")
+		w.write("blocked.py", `
+import socket, errno, ctypes, signal, time, threading
+libc = ctypes.CDLL(None, use_errno=True)
+a = (1).to_bytes(2, "little") + b"full.sock\0"
+full = socket.socket(socket.AF_UNIX); full.bind("full.sock"); full.listen(0)
+fill = []
+while True:
+    s = socket.socket(socket.AF_UNIX); s.setblocking(False)
+    try: s.connect("full.sock"); fill.append(s)
+    except OSError as e: print("FILLED", len(fill), errno.errorcode[e.errno]); break
+def drain():
+    time.sleep(3); full.setblocking(False); end = time.time() + 2
+    while time.time() < end:
+        try: full.accept()
+        except BlockingIOError: time.sleep(0.05)
+threading.Thread(target=drain, daemon=True).start()
+signal.signal(signal.SIGALRM, lambda *x: None); signal.siginterrupt(signal.SIGALRM, True)
+s = socket.socket(socket.AF_UNIX)
+signal.setitimer(signal.ITIMER_REAL, 0.2)
+t0 = time.time()
+rv = libc.connect(s.fileno(), ctypes.create_string_buffer(a, len(a)), len(a))
+print("BLOCKING", rv, errno.errorcode.get(ctypes.get_errno(), "-") if rv else "ok", "after %.0f s" % (time.time() - t0))
+`)
+		w.mkdir("home/proj/in")
+		r := w.landlock(`{"network":{"allowedDomains":[],"deniedDomains":[],"allowAllUnixSockets":true},"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}`,
+			"cd in && python3 "+w.path("blocked.py"))
+		expect(t, r, 0, "FILLED 1 EAGAIN", "BLOCKING -1 EINTR after 0 s")
+	})
+}
