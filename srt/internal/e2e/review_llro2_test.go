@@ -115,42 +115,7 @@ func TestReviewLLRO2UnixProcRootDeputy(t *testing.T) {
 		if os.Geteuid() != 0 {
 			t.Skip("needs root to make the helper's mount namespace")
 		}
-		mnt := w.mkdir("nsdir")
-		script := `import socket, os, sys
-s = socket.socket(socket.AF_UNIX); s.bind("s"); os.chmod("s", 0o777); s.listen(8)
-print("READY", flush=True)
-while True:
-    c, _ = s.accept(); c.sendall(b"SECRET-NS\n"); c.close()
-`
-		creds := ""
-		if w.r.uid != 0 {
-			creds = "setpriv --reuid=" + itoa(w.r.uid) + " --regid=" + itoa(w.r.gid) + " --clear-groups "
-		}
-		helper := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c",
-			"mount -t tmpfs -o mode=0755 none "+mnt+" && cd "+mnt+" && chmod 0777 . && exec "+creds+"/usr/bin/python3 -c '"+script+"'")
-		out, _ := helper.StdoutPipe()
-		helper.Stderr = os.Stderr
-		if err := helper.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { helper.Process.Kill(); helper.Wait() })
-		ready := make(chan bool, 1)
-		go func() {
-			line, _ := bufio.NewReader(out).ReadString('\n')
-			ready <- strings.HasPrefix(line, "READY")
-		}()
-		select {
-		case ok := <-ready:
-			if !ok {
-				t.Fatal("helper did not start")
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("helper did not start in 10 s")
-		}
-		pid := itoa(helper.Process.Pid)
-		if _, err := os.Stat(filepath.Join(mnt, "s")); err == nil {
-			t.Fatal("the helper's socket is in the host's tree")
-		}
+		mnt, pid := llro2NSHelper(t, w)
 		viaRoot := "/proc/" + pid + "/root" + mnt + "/s"
 		viaCwd := "/proc/" + pid + "/cwd/s"
 		w.write("client.py", llro2Client)
@@ -445,5 +410,74 @@ print("BLOCKING", rv, errno.errorcode.get(ctypes.get_errno(), "-") if rv else "o
 		r := w.landlock(`{"network":{"allowedDomains":[],"deniedDomains":[],"allowAllUnixSockets":true},"filesystem":{"denyRead":[],"allowWrite":["."],"denyWrite":[]}}`,
 			"cd in && python3 "+w.path("blocked.py"))
 		expect(t, r, 0, "FILLED 1 EAGAIN", "BLOCKING -1 EINTR after 0 s")
+	})
+}
+
+// llro2NSHelper starts a host process, the runner's, in a mount
+// namespace of its own, serving "SECRET-NS" on the socket s of a tmpfs
+// mounted there at mnt (empty in the host's tree), its working directory.
+func llro2NSHelper(t *testing.T, w *workspace) (mnt, pid string) {
+	t.Helper()
+	mnt = w.mkdir("nsdir")
+	script := `import socket, os, sys
+s = socket.socket(socket.AF_UNIX); s.bind("s"); os.chmod("s", 0o777); s.listen(8)
+print("READY", flush=True)
+while True:
+    c, _ = s.accept(); c.sendall(b"SECRET-NS\n"); c.close()
+`
+	creds := ""
+	if w.r.uid != 0 {
+		creds = "setpriv --reuid=" + itoa(w.r.uid) + " --regid=" + itoa(w.r.gid) + " --clear-groups "
+	}
+	helper := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c",
+		"mount -t tmpfs -o mode=0755 none "+mnt+" && cd "+mnt+" && chmod 0777 . && exec "+creds+"/usr/bin/python3 -c '"+script+"'")
+	out, _ := helper.StdoutPipe()
+	helper.Stderr = os.Stderr
+	if err := helper.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { helper.Process.Kill(); helper.Wait() })
+	ready := make(chan bool, 1)
+	go func() {
+		line, _ := bufio.NewReader(out).ReadString('\n')
+		ready <- strings.HasPrefix(line, "READY")
+	}()
+	select {
+	case ok := <-ready:
+		if !ok {
+			t.Fatal("helper did not start")
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("helper did not start in 10 s")
+	}
+	pid = itoa(helper.Process.Pid)
+	if _, err := os.Stat(filepath.Join(mnt, "s")); err == nil {
+		t.Fatal("the helper's socket is in the host's tree")
+	}
+	return mnt, pid
+}
+
+// TestReviewLLRO2UnixListProcRoot: the same socket of another mount
+// namespace, through /proc/PID/root, under an allowUnixSockets list that
+// names the directory where it lies in that namespace (mnt, empty in
+// the host's: a user lists a directory of sockets). The list's gate
+// decides on the path /proc/self/fd names the inode it reached by — the
+// other namespace's mount point, which is the listed directory's path.
+// Found (root and srt-test: predates d578f73, the list's gate); fixed:
+// the gate refuses /proc's magic links of other processes under the
+// Landlock backend (HostNetwork) too. EACCES, as the command's own.
+func TestReviewLLRO2UnixListProcRoot(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root to make the helper's mount namespace")
+		}
+		mnt, pid := llro2NSHelper(t, w)
+		viaRoot := "/proc/" + pid + "/root" + mnt + "/s"
+		w.write("client.py", llro2Client)
+		r := w.landlock(unixSettings(`{"denyRead":[],"allowWrite":[],"denyWrite":[]}`, mnt), "python3 "+w.path("client.py")+" "+viaRoot+" "+mnt+"/s")
+		if strings.Contains(r.stdout, "SECRET-NS") {
+			t.Errorf("ESCAPE: a listed directory's path let the command reach another mount namespace's socket\n%s", r)
+		}
+		expect(t, r, 0, "REFUSED "+viaRoot+" EACCES", "REFUSED "+mnt+"/s ENOENT")
 	})
 }
