@@ -481,3 +481,62 @@ func TestReviewLLRO2UnixListProcRoot(t *testing.T) {
 		expect(t, r, 0, "REFUSED "+viaRoot+" EACCES", "REFUSED "+mnt+"/s ENOENT")
 	})
 }
+
+// TestReviewLLRO2MetaProcRoot: the read-only supervisor's walk
+// (unixgate.ResolveAt) follows /proc's magic links as the init stage,
+// outside the command's Landlock domain. A host process of the runner's
+// in a mount namespace of its own has a tmpfs at nsw, a directory of
+// the command's write root (empty in the host's tree), with a file f
+// (0644, the runner's). The command may not follow /proc/PID/root
+// (Landlock's ptrace scope); the supervisor does, and decides on the
+// inode (its directory's parent is the write root, the same inode in
+// both namespaces). Found (srt-test: chmod and utime performed on the
+// other namespace's file; predates d578f73); fixed: ResolveAt refuses a
+// magic link of another process. EACCES, the file unchanged.
+func TestReviewLLRO2MetaProcRoot(t *testing.T) {
+	forEach(t, func(t *testing.T, w *workspace) {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root to make the helper's mount namespace")
+		}
+		mp := w.mkdir("home/proj/nsw")
+		creds := ""
+		if w.r.uid != 0 {
+			creds = "setpriv --reuid=" + itoa(w.r.uid) + " --regid=" + itoa(w.r.gid) + " --clear-groups "
+		}
+		helper := exec.Command("unshare", "-m", "--propagation", "private", "sh", "-c",
+			"mount -t tmpfs -o mode=0755 none "+mp+" && echo keep > "+mp+"/f && chown "+itoa(w.r.uid)+":"+itoa(w.r.gid)+" "+mp+" "+mp+"/f && chmod 0644 "+mp+"/f && exec "+creds+"sleep 60")
+		if err := helper.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { helper.Process.Kill(); helper.Wait() })
+		pid := itoa(helper.Process.Pid)
+		inNS := "/proc/" + pid + "/root" + mp + "/f"
+		deadline := time.Now().Add(10 * time.Second)
+		for {
+			if b, err := os.ReadFile("/proc/" + pid + "/cmdline"); err == nil && strings.HasPrefix(string(b), "sleep") && exists(inNS) {
+				break
+			}
+			if time.Now().After(deadline) {
+				t.Fatal("helper did not start")
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		r := w.landlock(fsSettings(`{"allowWrite":["."],"denyWrite":[],"denyRead":[]}`), `python3 -c '
+import os, errno
+p = "`+inNS+`"
+for name, f in (("STAT", lambda: os.stat(p)), ("CHMOD", lambda: os.chmod(p, 0o777)), ("UTIME", lambda: os.utime(p, (1, 1))), ("OPEN-W", lambda: os.open(p, os.O_WRONLY | os.O_TRUNC))):
+    try:
+        f(); print(name, "ok")
+    except OSError as e:
+        print(name, errno.errorcode.get(e.errno, e.errno))
+'`)
+		st, err := os.Stat(inNS)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.Mode().Perm() != 0o644 || st.ModTime().Unix() == 1 || st.Size() != 5 {
+			t.Errorf("ESCAPE: the other mount namespace's file changed: %v %v %d\n%s", st.Mode(), st.ModTime(), st.Size(), r)
+		}
+		expect(t, r, 0, "STAT EACCES", "CHMOD EACCES", "UTIME EACCES", "OPEN-W EACCES")
+	})
+}

@@ -441,8 +441,8 @@ func (g *Gate) route(r *usernotif.Request, domain int, sa []byte, op string) ([]
 	}
 	name := g.absolute(r, string(path))
 	// Without namespaces (HostNetwork) /proc shows the host's processes:
-	// a magic link of one outside the caller's thread group (its root,
-	// cwd, fd/N) is refused, as Landlock's ptrace scope refuses the
+	// a magic link of one outside the sandbox (its root, cwd, fd/N) is
+	// refused, as Landlock's ptrace scope refuses the
 	// command, rather than followed into another mount namespace, where
 	// a listed path names another socket.
 	fd, e := openAsTarget(r, string(path), g.AllowAll || g.HostNetwork)

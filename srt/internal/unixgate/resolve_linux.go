@@ -27,12 +27,13 @@ const maxLinks = 40
 // What it reaches decides nothing by itself: the caller decides on the
 // inode of the descriptor returned, and connects to that inode.
 //
-// ownProc refuses (EACCES) a magic link of another process than tid's
-// own (its /proc/PID/root, cwd, fd/N of a PID outside its thread
-// group): the init stage walking is outside the command's Landlock
-// domain and may hold capabilities the command has not, so it may follow
-// links the command may not (Landlock's ptrace scope, the missing
-// CAP_SYS_PTRACE), into another mount namespace.
+// ownProc refuses (EACCES) a magic link (/proc/PID/root, cwd, fd/N) of
+// a process that is neither tid's thread group nor a descendant of the
+// process walking (the init stage: the sandbox's processes): the init
+// stage is outside the command's Landlock domain and may hold
+// capabilities the command has not, so it may follow links the command
+// may not (Landlock's ptrace scope, the missing CAP_SYS_PTRACE), into
+// another mount namespace.
 func resolve(path string, tid int, alive func() bool, ownProc bool) (int, unix.Errno) {
 	if path == "" {
 		return -1, unix.ENOENT
@@ -56,7 +57,8 @@ func resolve(path string, tid int, alive func() bool, ownProc bool) (int, unix.E
 // thread's working directory (an absolute path starts at "/"), for the
 // init stage's other supervisors (the Landlock backend's chain
 // supervisor, which resolves from the thread's own directory descriptor,
-// and from a symlink's directory). dir stays the caller's.
+// and from a symlink's directory), with ownProc (see resolve). dir stays
+// the caller's.
 func ResolveAt(dir int, path string, tid int) (int, unix.Errno) {
 	if path == "" {
 		return -1, unix.ENOENT
@@ -71,7 +73,10 @@ func ResolveAt(dir int, path string, tid int) (int, unix.Errno) {
 	if err != nil {
 		return -1, errnoOf(err)
 	}
-	return walk(cur, path, tid, false)
+	// Those supervisors serve the Landlock backend, whose /proc shows
+	// the host's processes: a magic link of another process is refused
+	// (ownProc), as Landlock's ptrace scope refuses the command.
+	return walk(cur, path, tid, true)
 }
 
 // walk resolves path from cur (which it takes) for thread tid: resolve's
@@ -234,30 +239,49 @@ func readlinkAt(dir int, name string) (string, error) {
 
 // ownProcDir says whether dir, a procfs directory below its root where a
 // magic link lies (/proc/PID, /proc/PID/fd, /proc/PID/task/TID/fd, ...),
-// is one of thread tid's own thread group: the Tgid of its status file
-// (in dir, or its parent) is tid's.
+// is one of thread tid's own thread group, or of a descendant of this
+// process (the init stage, a subreaper: the sandbox's processes, which
+// Landlock's ptrace scope lets the command reach): the Tgid of its
+// status file (in dir, or its parent).
 func ownProcDir(dir, tid int) bool {
-	own := tgidOf(unix.AT_FDCWD, "/proc/"+strconv.Itoa(tid)+"/status")
+	own := statusField(unix.AT_FDCWD, "/proc/"+strconv.Itoa(tid)+"/status", "Tgid:")
 	if own <= 0 {
 		return false
 	}
-	if t := tgidOf(dir, "status"); t > 0 {
-		return t == own
+	t := statusField(dir, "status", "Tgid:")
+	if t <= 0 {
+		up, err := unix.Openat(dir, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return false
+		}
+		defer unix.Close(up)
+		if on, err := procBelowRoot(up); err != nil || !on {
+			return false
+		}
+		t = statusField(up, "status", "Tgid:")
 	}
-	up, err := unix.Openat(dir, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-	if err != nil {
+	if t <= 0 {
 		return false
 	}
-	defer unix.Close(up)
-	if on, err := procBelowRoot(up); err != nil || !on {
-		return false
-	}
-	return tgidOf(up, "status") == own
+	return t == own || descendant(t)
 }
 
-// tgidOf reads the Tgid line of the status file name in dir; 0 when it
-// cannot.
-func tgidOf(dir int, name string) int {
+// descendant says whether process pid descends from this one, by its
+// parents in /proc.
+func descendant(pid int) bool {
+	self := unix.Getpid()
+	for i := 0; i < 4096 && pid > 1; i++ {
+		pid = statusField(unix.AT_FDCWD, "/proc/"+strconv.Itoa(pid)+"/status", "PPid:")
+		if pid == self {
+			return true
+		}
+	}
+	return false
+}
+
+// statusField reads the field key ("Tgid:", "PPid:") of the status file
+// name in dir; 0 when it cannot.
+func statusField(dir int, name, key string) int {
 	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
 	if err != nil {
 		return 0
@@ -269,7 +293,7 @@ func tgidOf(dir int, name string) int {
 		return 0
 	}
 	for _, line := range strings.Split(string(buf[:n]), "\n") {
-		if v, ok := strings.CutPrefix(line, "Tgid:"); ok {
+		if v, ok := strings.CutPrefix(line, key); ok {
 			t, _ := strconv.Atoi(strings.TrimSpace(v))
 			return t
 		}

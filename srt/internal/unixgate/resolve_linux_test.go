@@ -2,6 +2,7 @@ package unixgate
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -150,7 +151,8 @@ func TestDecide(t *testing.T) {
 
 // resolve with ownProc: a magic link of another process (its cwd, root,
 // fd/N, and through task/TID) is refused (EACCES), the caller's own
-// (/proc/self, /proc/PID of its own, /dev/fd) followed.
+// (/proc/self, /proc/PID of its own, /dev/fd) and a descendant's of the
+// process walking followed.
 func TestResolveOwnProc(t *testing.T) {
 	dir := t.TempDir()
 	sock := filepath.Join(dir, "a.sock")
@@ -173,6 +175,13 @@ func TestResolveOwnProc(t *testing.T) {
 	alive := func() bool { return true }
 	me, other := strconv.Itoa(os.Getpid()), strconv.Itoa(os.Getppid())
 	fdn := strconv.Itoa(int(d.Fd()))
+	child := exec.Command("sleep", "30")
+	child.Dir = dir
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	kid := strconv.Itoa(child.Process.Pid)
 	for _, c := range []struct {
 		path string
 		want unix.Errno
@@ -185,6 +194,7 @@ func TestResolveOwnProc(t *testing.T) {
 		{"/proc/" + other + "/root" + sock, unix.EACCES},
 		{"/proc/" + other + "/task/" + other + "/root" + sock, unix.EACCES},
 		{"/proc/" + other + "/cwd", unix.EACCES},
+		{"/proc/" + kid + "/cwd/a.sock", 0}, // a descendant's
 	} {
 		fd, e := resolve(c.path, tid, alive, true)
 		if e == 0 {
