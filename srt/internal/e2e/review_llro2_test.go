@@ -76,7 +76,9 @@ func llro2Serve(t *testing.T, path, tag string) {
 // write permission on the socket inode alone, which 0777 gives.
 // Found (root reached the socket: the session bus in /run/user/UID, an
 // agent's socket in a 0700 directory); fixed: the gate resolves the path
-// as the command (AsCommand). EACCES, as the command's own connect.
+// as the command (AsCommand). EACCES, as the command's own connect. And
+// a socket of mode 0700, another user's, in an open directory: EACCES
+// (the connect itself is the command's: stopped before the fix too).
 func TestReviewLLRO2UnixDirSearchDeputy(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
 		other := 0
@@ -91,12 +93,18 @@ func TestReviewLLRO2UnixDirSearchDeputy(t *testing.T) {
 		sock := filepath.Join(dir, "s")
 		llro2Serve(t, sock, "DIR")
 		os.Chown(sock, other, other)
+		// A socket of mode 0700, another user's, in a directory anyone
+		// may search: its write permission is the connect's check.
+		closed := filepath.Join(w.root, "closed.sock")
+		llro2Serve(t, closed, "MODE")
+		os.Chmod(closed, 0o700)
+		os.Chown(closed, other, other)
 		w.write("client.py", llro2Client)
-		r := w.landlock(allUnixSettings, "python3 "+w.path("client.py")+" "+sock)
-		if strings.Contains(r.stdout, "SECRET-DIR") {
-			t.Errorf("ESCAPE: the command reached a socket in a 0700 directory of another user it cannot search\n%s", r)
+		r := w.landlock(allUnixSettings, "python3 "+w.path("client.py")+" "+sock+" "+closed)
+		if strings.Contains(r.stdout, "SECRET-DIR") || strings.Contains(r.stdout, "SECRET-MODE") {
+			t.Errorf("ESCAPE: the command reached a socket it may not\n%s", r)
 		}
-		expect(t, r, 0, "STAT "+sock+" EACCES", "REFUSED "+sock+" EACCES")
+		expect(t, r, 0, "STAT "+sock+" EACCES", "REFUSED "+sock+" EACCES", "REFUSED "+closed+" EACCES")
 	})
 }
 
