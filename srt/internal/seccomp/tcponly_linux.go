@@ -71,8 +71,11 @@ var tcpOnlyTables = [][]rule{
 
 // inodeIoctls change a file's inode flags, generation or fs-verity:
 // FS_IOC_SETFLAGS and FS_IOC32_SETFLAGS, FS_IOC_FSSETXATTR,
-// FS_IOC_SETVERSION and FS_IOC32_SETVERSION, FS_IOC_ENABLE_VERITY.
-var inodeIoctls = []uint32{0x40086602, 0x40046602, 0x401c5820, 0x40087602, 0x40047602, 0x40806685}
+// FS_IOC_SETVERSION and FS_IOC32_SETVERSION, FS_IOC_ENABLE_VERITY; and
+// ext4's own name of the generation's, EXT4_IOC_SETVERSION
+// (_IOW('f', 4, long): ext4_ioctl takes it as FS_IOC_SETVERSION) and
+// EXT4_IOC32_SETVERSION.
+var inodeIoctls = []uint32{0x40086602, 0x40046602, 0x401c5820, 0x40087602, 0x40047602, 0x40806685, 0x40086604, 0x40046604}
 
 // BuildTCPOnly returns the programs that leave a sandbox without a network
 // namespace only TCP among its network sockets; install each (Install).

@@ -201,7 +201,21 @@ func (g *Gate) ConnectOn(r *usernotif.Request, sock, domain int) usernotif.Reply
 	if err != nil {
 		return usernotif.Fail(errnoOf(err))
 	}
-	sa, done, e := g.route(r, domain, sa, "unix-connect")
+	var done func()
+	var e unix.Errno
+	routed := func() { sa, done, e = g.route(r, domain, sa, "unix-connect") }
+	if g.AllowAll && domain == unix.AF_UNIX {
+		// Every path allowed: the path is resolved as the command
+		// (AsCommand), not with the init stage's capabilities (a root
+		// caller's CAP_DAC_READ_SEARCH would search a directory the
+		// command may not), and /proc's magic links of other processes
+		// are refused (ownProc in resolve).
+		if !g.as(true, routed) {
+			return usernotif.Fail(unix.EPERM)
+		}
+	} else {
+		routed()
+	}
 	if e != 0 {
 		return usernotif.Fail(e)
 	}
@@ -426,7 +440,12 @@ func (g *Gate) route(r *usernotif.Request, domain int, sa []byte, op string) ([]
 		return sa, nothing, 0
 	}
 	name := g.absolute(r, string(path))
-	fd, e := openAsTarget(r, string(path))
+	// Without namespaces (HostNetwork) /proc shows the host's processes:
+	// a magic link of one outside the sandbox (its root, cwd, fd/N) is
+	// refused, as Landlock's ptrace scope refuses the
+	// command, rather than followed into another mount namespace, where
+	// a listed path names another socket.
+	fd, e := openAsTarget(r, string(path), g.AllowAll || g.HostNetwork)
 	if e != 0 {
 		return nil, nothing, e
 	}
@@ -507,8 +526,8 @@ func (g *Gate) absolute(r *usernotif.Request, path string) string {
 
 // openAsTarget opens path with O_PATH as the calling thread's connect
 // would resolve it (see resolve).
-func openAsTarget(r *usernotif.Request, path string) (int, unix.Errno) {
-	fd, e := resolve(path, r.Pid, r.Valid)
+func openAsTarget(r *usernotif.Request, path string, ownProc bool) (int, unix.Errno) {
+	fd, e := resolve(path, r.Pid, r.Valid, ownProc)
 	if e == 0 && !r.Valid() {
 		unix.Close(fd)
 		return -1, unix.ESRCH

@@ -26,7 +26,15 @@ const maxLinks = 40
 //
 // What it reaches decides nothing by itself: the caller decides on the
 // inode of the descriptor returned, and connects to that inode.
-func resolve(path string, tid int, alive func() bool) (int, unix.Errno) {
+//
+// ownProc refuses (EACCES) a magic link (/proc/PID/root, cwd, fd/N) of
+// a process that is neither tid's thread group nor a descendant of the
+// process walking (the init stage: the sandbox's processes): the init
+// stage is outside the command's Landlock domain and may hold
+// capabilities the command has not, so it may follow links the command
+// may not (Landlock's ptrace scope, the missing CAP_SYS_PTRACE), into
+// another mount namespace.
+func resolve(path string, tid int, alive func() bool, ownProc bool) (int, unix.Errno) {
 	if path == "" {
 		return -1, unix.ENOENT
 	}
@@ -42,14 +50,15 @@ func resolve(path string, tid int, alive func() bool) (int, unix.Errno) {
 		unix.Close(cur)
 		return -1, unix.ESRCH
 	}
-	return walk(cur, path, tid)
+	return walk(cur, path, tid, ownProc)
 }
 
 // ResolveAt is resolve from the directory open at dir instead of the
 // thread's working directory (an absolute path starts at "/"), for the
 // init stage's other supervisors (the Landlock backend's chain
 // supervisor, which resolves from the thread's own directory descriptor,
-// and from a symlink's directory). dir stays the caller's.
+// and from a symlink's directory), with ownProc (see resolve). dir stays
+// the caller's.
 func ResolveAt(dir int, path string, tid int) (int, unix.Errno) {
 	if path == "" {
 		return -1, unix.ENOENT
@@ -64,12 +73,15 @@ func ResolveAt(dir int, path string, tid int) (int, unix.Errno) {
 	if err != nil {
 		return -1, errnoOf(err)
 	}
-	return walk(cur, path, tid)
+	// Those supervisors serve the Landlock backend, whose /proc shows
+	// the host's processes: a magic link of another process is refused
+	// (ownProc), as Landlock's ptrace scope refuses the command.
+	return walk(cur, path, tid, true)
 }
 
 // walk resolves path from cur (which it takes) for thread tid: resolve's
 // loop.
-func walk(cur int, path string, tid int) (int, unix.Errno) {
+func walk(cur int, path string, tid int, ownProc bool) (int, unix.Errno) {
 	todo := splitPath(path)
 	links := 0
 	for len(todo) > 0 {
@@ -113,6 +125,10 @@ func walk(cur int, path string, tid int) (int, unix.Errno) {
 			if err != nil {
 				unix.Close(cur)
 				return -1, errnoOf(err)
+			}
+			if magic && ownProc && !ownProcDir(cur, tid) {
+				unix.Close(cur)
+				return -1, unix.EACCES
 			}
 			if magic {
 				next, err = unix.Openat(cur, c, unix.O_PATH|unix.O_CLOEXEC, 0)
@@ -219,4 +235,68 @@ func readlinkAt(dir int, name string) (string, error) {
 			return "", unix.ENAMETOOLONG
 		}
 	}
+}
+
+// ownProcDir says whether dir, a procfs directory below its root where a
+// magic link lies (/proc/PID, /proc/PID/fd, /proc/PID/task/TID/fd, ...),
+// is one of thread tid's own thread group, or of a descendant of this
+// process (the init stage, a subreaper: the sandbox's processes, which
+// Landlock's ptrace scope lets the command reach): the Tgid of its
+// status file (in dir, or its parent).
+func ownProcDir(dir, tid int) bool {
+	own := statusField(unix.AT_FDCWD, "/proc/"+strconv.Itoa(tid)+"/status", "Tgid:")
+	if own <= 0 {
+		return false
+	}
+	t := statusField(dir, "status", "Tgid:")
+	if t <= 0 {
+		up, err := unix.Openat(dir, "..", unix.O_PATH|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			return false
+		}
+		defer unix.Close(up)
+		if on, err := procBelowRoot(up); err != nil || !on {
+			return false
+		}
+		t = statusField(up, "status", "Tgid:")
+	}
+	if t <= 0 {
+		return false
+	}
+	return t == own || descendant(t)
+}
+
+// descendant says whether process pid descends from this one, by its
+// parents in /proc.
+func descendant(pid int) bool {
+	self := unix.Getpid()
+	for i := 0; i < 4096 && pid > 1; i++ {
+		pid = statusField(unix.AT_FDCWD, "/proc/"+strconv.Itoa(pid)+"/status", "PPid:")
+		if pid == self {
+			return true
+		}
+	}
+	return false
+}
+
+// statusField reads the field key ("Tgid:", "PPid:") of the status file
+// name in dir; 0 when it cannot.
+func statusField(dir int, name, key string) int {
+	fd, err := unix.Openat(dir, name, unix.O_RDONLY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
+	if err != nil {
+		return 0
+	}
+	defer unix.Close(fd)
+	buf := make([]byte, 4096)
+	n, err := unix.Read(fd, buf)
+	if err != nil || n <= 0 {
+		return 0
+	}
+	for _, line := range strings.Split(string(buf[:n]), "\n") {
+		if v, ok := strings.CutPrefix(line, key); ok {
+			t, _ := strconv.Atoi(strings.TrimSpace(v))
+			return t
+		}
+	}
+	return 0
 }

@@ -2,6 +2,7 @@ package unixgate
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strconv"
@@ -64,7 +65,7 @@ func TestResolve(t *testing.T) {
 		{"", unix.ENOENT},
 		{"/dev/fd/999999", unix.ENOENT},
 	} {
-		fd, e := resolve(c.path, tid, alive)
+		fd, e := resolve(c.path, tid, alive, false)
 		if e != c.e {
 			t.Errorf("%q: got %v, want %v", c.path, e, c.e)
 		}
@@ -83,12 +84,12 @@ func TestResolve(t *testing.T) {
 	wd, _ := os.Getwd()
 	defer os.Chdir(wd)
 	os.Chdir(dir)
-	fd, e := resolve("a.sock", tid, alive)
+	fd, e := resolve("a.sock", tid, alive, false)
 	if e != 0 {
 		t.Fatalf("a relative path: %v", e)
 	}
 	unix.Close(fd)
-	if _, e := resolve("a.sock", tid, func() bool { return false }); e != unix.ESRCH {
+	if _, e := resolve("a.sock", tid, func() bool { return false }, false); e != unix.ESRCH {
 		t.Errorf("a relative path of a thread gone: got %v, want ESRCH", e)
 	}
 
@@ -101,7 +102,7 @@ func TestResolve(t *testing.T) {
 			return
 		}
 		unix.Close(opath) // in its own table only
-		_, e := resolve("/dev/fd/"+n, unix.Gettid(), alive)
+		_, e := resolve("/dev/fd/"+n, unix.Gettid(), alive, false)
 		got <- e.Error()
 	}()
 	if g := <-got; !strings.Contains(g, "no such file") {
@@ -144,6 +145,68 @@ func TestDecide(t *testing.T) {
 		ok, why := g.decide(c.real, c.st)
 		if ok != c.ok || c.why == "" && why != "" || !strings.Contains(why, c.why) {
 			t.Errorf("%s %+v: got %v %q, want %v %q", c.real, c.st, ok, why, c.ok, c.why)
+		}
+	}
+}
+
+// resolve with ownProc: a magic link of another process (its cwd, root,
+// fd/N, and through task/TID) is refused (EACCES), the caller's own
+// (/proc/self, /proc/PID of its own, /dev/fd) and a descendant's of the
+// process walking followed.
+func TestResolveOwnProc(t *testing.T) {
+	dir := t.TempDir()
+	sock := filepath.Join(dir, "a.sock")
+	l, err := unix.Socket(unix.AF_UNIX, unix.SOCK_STREAM, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer unix.Close(l)
+	if err := unix.Bind(l, &unix.SockaddrUnix{Name: sock}); err != nil {
+		t.Fatal(err)
+	}
+	d, err := os.Open(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer d.Close()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	tid := unix.Gettid()
+	alive := func() bool { return true }
+	me, other := strconv.Itoa(os.Getpid()), strconv.Itoa(os.Getppid())
+	fdn := strconv.Itoa(int(d.Fd()))
+	child := exec.Command("sleep", "30")
+	child.Dir = dir
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer func() { child.Process.Kill(); child.Wait() }()
+	kid := strconv.Itoa(child.Process.Pid)
+	for _, c := range []struct {
+		path string
+		want unix.Errno
+	}{
+		{"/proc/self/root" + sock, 0},
+		{"/proc/" + me + "/root" + sock, 0},
+		{"/proc/thread-self/root" + sock, 0},
+		{"/proc/self/fd/" + fdn + "/a.sock", 0},
+		{"/dev/fd/" + fdn + "/a.sock", 0},
+		{"/proc/" + other + "/root" + sock, unix.EACCES},
+		{"/proc/" + other + "/task/" + other + "/root" + sock, unix.EACCES},
+		{"/proc/" + other + "/cwd", unix.EACCES},
+		{"/proc/" + kid + "/cwd/a.sock", 0}, // a descendant's
+	} {
+		fd, e := resolve(c.path, tid, alive, true)
+		if e == 0 {
+			unix.Close(fd)
+		}
+		if e != c.want {
+			t.Errorf("%s: %v, want %v", c.path, e, c.want)
+		}
+		if fd, e := resolve(c.path, tid, alive, false); e != 0 {
+			t.Errorf("%s without ownProc: %v", c.path, e)
+		} else {
+			unix.Close(fd)
 		}
 	}
 }
