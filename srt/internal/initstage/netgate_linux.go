@@ -139,7 +139,9 @@ func (g *netGate) connect(r *usernotif.Request) usernotif.Reply {
 		}
 		return usernotif.Fail(unix.EACCES)
 	}
-	if dest.IsValid() && g.baseFilters > 0 && seccompFilters(strconv.Itoa(r.Pid)) > g.baseFilters && !g.allowsNested(dest) {
+	// The filters counted are the caller's only if its notification is
+	// still pending afterwards (its thread id not reused meanwhile).
+	if dest.IsValid() && g.baseFilters > 0 && !g.allowsNested(dest) && (seccompFilters(strconv.Itoa(r.Pid)) > g.baseFilters || !r.Valid()) {
 		// A process with seccomp filters of its own (an srt inside, or
 		// a program that sandboxes itself) reaches only the spare
 		// listeners, where an srt inside serves: its Landlock domain,

@@ -75,7 +75,12 @@ var tcpOnlyTables = [][]rule{
 // ext4's own name of the generation's, EXT4_IOC_SETVERSION
 // (_IOW('f', 4, long): ext4_ioctl takes it as FS_IOC_SETVERSION) and
 // EXT4_IOC32_SETVERSION.
-var inodeIoctls = []uint32{0x40086602, 0x40046602, 0x401c5820, 0x40087602, 0x40047602, 0x40806685, 0x40086604, 0x40046604}
+//
+// Also a directory's encryption policy (FS_IOC_SET_ENCRYPTION_POLICY: an
+// empty protected directory made unreadable to whoever lacks the key) and
+// a btrfs subvolume's read-only flag (BTRFS_IOC_SUBVOL_SETFLAGS).
+var inodeIoctls = []uint32{0x40086602, 0x40046602, 0x401c5820, 0x40087602, 0x40047602, 0x40806685, 0x40086604, 0x40046604,
+	0x800c6613, 0x4008941a}
 
 // BuildTCPOnly returns the programs that leave a sandbox without a network
 // namespace only TCP among its network sockets; install each (Install).
