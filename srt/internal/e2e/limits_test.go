@@ -69,7 +69,9 @@ for p in pids:
 func TestLimitsForkBomb(t *testing.T) {
 	forEach(t, func(t *testing.T, w *workspace) {
 		skipOnLandlock(t)
-		s := limitsSettings(w, `{"processes":50,"wallSeconds":3}`)
+		// The forker has time to reach the bound on a slow kernel (user-mode
+		// Linux forks python slowly); the bomb is ended by wallSeconds.
+		s := limitsSettings(w, `{"processes":50,"wallSeconds":60}`)
 		w.write("home/proj/forker.py", forker)
 		if w.r.uid != 0 {
 			// RLIMIT_NPROC counts the sandbox's user namespace alone:
@@ -110,6 +112,7 @@ func TestLimitsForkBomb(t *testing.T) {
 			t.Fatalf("the forker made %d children under processes 50\n%s", n, r)
 		}
 		// A real bomb: it runs into the bound, and wallSeconds ends it.
+		s = limitsSettings(w, `{"processes":50,"wallSeconds":3}`)
 		start := time.Now()
 		r = w.srt("-s", s, "-c", "bomb() { bomb | bomb & }; bomb; sleep 30")
 		if r.code != 143 || !strings.Contains(r.stderr, "srt: the command ran past limits.wallSeconds (3 s) and was stopped") || time.Since(start) > 20*time.Second {
