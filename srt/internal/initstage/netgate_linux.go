@@ -73,34 +73,14 @@ func (g *netGate) register(s *usernotif.Server) error {
 	return s.Register(seccomp.Notify{Syscall: "listen"}, unix.SYS_LISTEN, g.listen)
 }
 
-// sockaddr_storage's size: a longer address is refused as the kernel does.
-const maxSockaddr = 128
-
 // SIN6_LEN_RFC2133: the shortest sockaddr_in6 the kernel takes (without
 // sin6_scope_id).
 const sin6LenRFC2133 = 24
 
-// takeSocket duplicates the command's descriptor fd and reads its domain.
-func takeSocket(r *usernotif.Request, fd uint64) (int, int, error) {
-	sock, err := r.FD(int(int32(fd)))
-	if err != nil {
-		return -1, 0, err
-	}
-	domain, err := unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_DOMAIN)
-	if err != nil {
-		unix.Close(sock)
-		if err == unix.ENOTSOCK {
-			return -1, 0, unix.ENOTSOCK
-		}
-		return -1, 0, err
-	}
-	return sock, domain, nil
-}
-
 func isIP(domain int) bool { return domain == unix.AF_INET || domain == unix.AF_INET6 }
 
 func (g *netGate) connect(r *usernotif.Request) usernotif.Reply {
-	sock, domain, err := takeSocket(r, r.Args[0])
+	sock, domain, err := unixgate.Socket(r, r.Args[0])
 	if err != nil {
 		return usernotif.Fail(unixgate.ErrnoOf(err))
 	}
@@ -156,17 +136,9 @@ func (g *netGate) connect(r *usernotif.Request) usernotif.Reply {
 	return g.connectAs(sock, sa, false)
 }
 
-// readSockaddr copies connect's address (at most sockaddr_storage's
-// size, as the kernel takes).
+// readSockaddr copies connect's address.
 func readSockaddr(r *usernotif.Request) ([]byte, unix.Errno) {
-	n := int(int32(r.Args[2]))
-	if n < 0 || n > maxSockaddr {
-		return nil, unix.EINVAL
-	}
-	if n == 0 {
-		return nil, 0
-	}
-	sa, err := r.Read(r.Args[1], n)
+	sa, err := unixgate.ReadAddr(r, r.Args[1], r.Args[2])
 	if err != nil {
 		return nil, unixgate.ErrnoOf(err)
 	}
@@ -196,13 +168,15 @@ func (g *netGate) connectAs(sock int, sa []byte, asCmd bool) usernotif.Reply {
 }
 
 // allows says whether dest is one of the destinations allowed.
-func (g *netGate) allows(dest netip.AddrPort) bool {
-	return slices.Contains(g.allowed, netip.AddrPortFrom(dest.Addr().Unmap(), dest.Port()))
-}
+func (g *netGate) allows(dest netip.AddrPort) bool { return holds(g.allowed, dest) }
 
 // allowsNested says whether dest is a spare listener's (nested).
-func (g *netGate) allowsNested(dest netip.AddrPort) bool {
-	return slices.Contains(g.nested, netip.AddrPortFrom(dest.Addr().Unmap(), dest.Port()))
+func (g *netGate) allowsNested(dest netip.AddrPort) bool { return holds(g.nested, dest) }
+
+// holds says whether list has dest, an IPv4-mapped address as its IPv4
+// address.
+func holds(list []netip.AddrPort, dest netip.AddrPort) bool {
+	return slices.Contains(list, netip.AddrPortFrom(dest.Addr().Unmap(), dest.Port()))
 }
 
 // parseInetAddr reads the destination of a connect on an IP socket of
@@ -235,7 +209,7 @@ func parseInetAddr(domain int, sa []byte) (netip.AddrPort, unix.Errno) {
 }
 
 func (g *netGate) listen(r *usernotif.Request) usernotif.Reply {
-	sock, domain, err := takeSocket(r, r.Args[0])
+	sock, domain, err := unixgate.Socket(r, r.Args[0])
 	if err != nil {
 		return usernotif.Fail(unixgate.ErrnoOf(err))
 	}

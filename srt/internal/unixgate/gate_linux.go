@@ -148,22 +148,34 @@ func errnoOf(err error) unix.Errno {
 	return unix.EIO
 }
 
-// socketOf duplicates the command's descriptor fd and reads its domain
-// and type.
-func socketOf(r *usernotif.Request, fd uint64) (sock, domain, typ int, err error) {
+// Socket duplicates the command's descriptor fd and reads its domain.
+func Socket(r *usernotif.Request, fd uint64) (sock, domain int, err error) {
 	sock, err = r.FD(int(int32(fd)))
 	if err != nil {
+		return -1, 0, err
+	}
+	if domain, err = unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_DOMAIN); err != nil {
+		unix.Close(sock)
+		return -1, 0, err
+	}
+	return sock, domain, nil
+}
+
+// socketOf is Socket, and the socket's type.
+func socketOf(r *usernotif.Request, fd uint64) (sock, domain, typ int, err error) {
+	if sock, domain, err = Socket(r, fd); err != nil {
 		return -1, 0, 0, err
 	}
-	if domain, err = unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_DOMAIN); err == nil {
-		typ, err = unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_TYPE)
-	}
-	if err != nil {
+	if typ, err = unix.GetsockoptInt(sock, unix.SOL_SOCKET, unix.SO_TYPE); err != nil {
 		unix.Close(sock)
 		return -1, 0, 0, err
 	}
 	return sock, domain, typ, nil
 }
+
+// ReadAddr copies an address of length n (an int in the call) at addr:
+// at most sockaddr_storage's size, as the kernel takes.
+func ReadAddr(r *usernotif.Request, addr, n uint64) ([]byte, error) { return readAddr(r, addr, n) }
 
 // readAddr copies an address of length n (an int in the call) at addr.
 func readAddr(r *usernotif.Request, addr, n uint64) ([]byte, error) {
