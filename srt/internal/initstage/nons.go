@@ -43,10 +43,10 @@ type NoNS struct {
 	// spare listeners (netgate_linux.go).
 	NestedTo []netip.AddrPort
 	// InOuter: this srt runs inside an srt Landlock sandbox, whose init
-	// stage's supervisor (the one a chain of filters may have) checks
-	// the command's connects and listens, and lets the connects of a
-	// process with filters of its own (this srt's command) run under
-	// their Landlock domain: this srt's TCP rules then apply too.
+	// stage's supervisor (the one a chain of filters may have) performs
+	// the command's connects and listens, and holds a process with
+	// filters of its own (this srt's command) to the spare listeners,
+	// where this srt's proxies serve (the outer NestedTo).
 	InOuter bool
 	// ScopeSignals refuses signals to processes outside the sandbox
 	// (Landlock ABI 6).

@@ -97,10 +97,10 @@ func supervise(arch seccomp.Arch, spec Spec) error {
 	outer := net != nil && !gate && errors.Is(err, seccomp.ErrListenerTaken) && spec.NoNS.InOuter
 	if outer {
 		// An srt inside an srt Landlock sandbox (it took the outer's
-		// spare listeners): the outer srt's supervisor checks the
-		// command's connects and listens against the outer
-		// destinations, and lets this command's connects run under its
-		// Landlock domain, whose TCP rules are this srt's (netGate).
+		// spare listeners): the outer srt's supervisor performs the
+		// command's connects and listens, and holds this command, whose
+		// seccomp filters outnumber the outer command's, to the spare
+		// listeners, where this srt's proxies serve (netGate).
 		debug("supervisor: %v; the outer srt's checks the command's connects and listens", err)
 	}
 	if err != nil && !gate && (net == nil || outer) {
